@@ -1,0 +1,113 @@
+import itertools
+import os
+
+import numpy as np
+import pytest
+import torch
+
+import amago_agent as amago
+
+
+def fake_obs(t, A=3):
+    return {"obs": {"observation": np.array([t, -t], np.float32)}, "rl2": np.full(A + 1, t, np.float32), "time": np.int64(t)}
+
+
+def write_episode(buffer, T, terminal=True):
+    writer = amago.TrajectoryWriter(1, buffer, save_len=10_000, max_seq_len=4, rng=np.random.default_rng(0))
+    writer.start(0, fake_obs(0))
+    for t in range(T):
+        writer.step(0, t % 3, float(t), terminal and t == T - 1, fake_obs(t + 1), done=t == T - 1)
+
+
+def windows(buffer, n):
+    return list(itertools.islice(iter(buffer), n))
+
+
+def test_round_trip(tmp_path):
+    buffer = amago.DiskReplayBuffer(tmp_path, max_size=10, max_seq_len=4, action_dim=3, discrete=True)
+    write_episode(buffer, T=9)
+    (path,) = buffer.files()
+    data = buffer.load(path)
+    assert data["obs_observation"].shape == (10, 2) and data["rl2"].shape == (10, 4) and data["time"].tolist() == list(range(10))
+    np.testing.assert_array_equal(data["actions"], np.eye(3)[[t % 3 for t in range(9)]])  # one-hot
+    assert data["rewards"].tolist() == list(range(9)) and data["terminated"].tolist() == [False] * 8 + [True]
+    for w in windows(buffer, 20):  # every window: max_seq_len transitions, consistent with the file
+        t0 = int(w["time"][0])
+        assert len(w["time"]) == 5 and len(w["actions"]) == 4
+        np.testing.assert_array_equal(w["obs_observation"][:, 0], np.arange(t0, t0 + 5))
+        np.testing.assert_array_equal(w["rewards"], np.arange(t0, t0 + 4))
+    batch = amago.collate(windows(buffer, 3))
+    assert batch["obs"]["observation"].shape == (3, 5, 2) and batch["mask"].all()
+
+
+def test_short_episode_is_right_padded_with_mask(tmp_path):
+    buffer = amago.DiskReplayBuffer(tmp_path, max_size=10, max_seq_len=8, action_dim=3, discrete=True)
+    write_episode(buffer, T=3)
+    write_episode(buffer, T=20)
+    batch = amago.collate(windows(buffer, 16))
+    assert batch["rl2"].shape[1] == 9 and batch["actions"].shape[1] == 8
+    short = batch["mask"].sum(1) == 4
+    assert short.any() and not batch["terminated"][short][:, 3:].any()  # padding is never terminal
+    assert (batch["rewards"][short][:, 3:] == 0).all()
+
+
+def test_snippets_overlap_by_one_step_and_bootstrap(tmp_path):
+    buffer = amago.DiskReplayBuffer(tmp_path, max_size=100, max_seq_len=4, action_dim=3, discrete=True)
+    writer = amago.TrajectoryWriter(1, buffer, save_len=8, max_seq_len=4, rng=np.random.default_rng(0))
+    writer.start(0, fake_obs(0))
+    for t in range(40):
+        writer.step(0, 0, 1.0, t == 39, fake_obs(t + 1), done=t == 39)
+    files = [buffer.load(p) for p in buffer.files()]
+    files.sort(key=lambda d: d["time"][0])
+    assert len(files) >= 3 and all(4 <= len(d["actions"]) <= 12 for d in files)
+    for a, b in zip(files[:-1], files[1:]):
+        assert a["time"][-1] == b["time"][0]  # the next snippet starts at the last timestep
+        assert not a["terminated"].any()  # a cut is bootstrapped, not terminal
+    assert files[-1]["terminated"][-1]
+    assert files[-1]["time"][-1] == 40
+
+
+def test_fifo_deletion_never_touches_protected(tmp_path):
+    buffer = amago.DiskReplayBuffer(tmp_path, max_size=3, max_seq_len=4, action_dim=3, discrete=True)
+    for _ in range(2):
+        write_episode(buffer, T=5)
+    for p in buffer.files():  # move them to protected/ (e.g. demonstrations)
+        os.replace(p, buffer.protected / p.name)
+    protected = sorted(buffer.protected.glob("*.npz"))
+    for _ in range(6):
+        write_episode(buffer, T=5)
+    fifo = sorted(buffer.fifo.glob("*.npz"))
+    stats = buffer.delete_oldest()
+    assert sorted(buffer.fifo.glob("*.npz")) == fifo[-3:]  # the 3 newest survive
+    assert sorted(buffer.protected.glob("*.npz")) == protected
+    assert stats == {"buffer/fifo_files": 3, "buffer/protected_files": 2}
+    assert len(buffer.files()) == 5
+
+
+def test_truncated_file_and_killed_writer_are_never_sampled(tmp_path):
+    buffer = amago.DiskReplayBuffer(tmp_path, max_size=10, max_seq_len=4, action_dim=3, discrete=True)
+    write_episode(buffer, T=9)
+    (good,) = buffer.files()
+    raw = good.read_bytes()
+    (buffer.fifo / "0000_truncated.npz").write_bytes(raw[: len(raw) // 2])  # planted half-file
+    (buffer.fifo / ".1111_killed.npz.tmp").write_bytes(raw[:100])  # a writer killed before its rename
+    assert len(buffer.files()) == 2  # the temp file is invisible
+    with pytest.warns(UserWarning, match="0000_truncated"):
+        ws = windows(buffer, 50)
+    assert all(w["obs_observation"].shape == (5, 2) for w in ws)  # only the good file was sampled
+
+
+def test_only_unreadable_files_raise_clearly(tmp_path):
+    buffer = amago.DiskReplayBuffer(tmp_path, max_size=10, max_seq_len=4, action_dim=3, discrete=True)
+    (buffer.fifo / "0_bad.npz").write_bytes(b"not a zip")
+    with pytest.warns(UserWarning), pytest.raises(RuntimeError, match="no readable trajectory files"):
+        windows(buffer, 1)
+
+
+def test_dataloader_worker_streams_batches(tmp_path):
+    buffer = amago.DiskReplayBuffer(tmp_path, max_size=10, max_seq_len=4, action_dim=3, discrete=True)
+    write_episode(buffer, T=9)
+    loader = iter(torch.utils.data.DataLoader(buffer, 6, collate_fn=amago.collate, num_workers=1, persistent_workers=True))
+    for _ in range(3):
+        batch = next(loader)
+        assert batch["rl2"].shape == (6, 5, 4)

@@ -1,0 +1,155 @@
+import copy
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+
+import amago_agent as amago
+
+
+def test_nstep_td_target_hand_worked():
+    """Row 0: a terminal at t=2, then padding. Row 1: a window that ends at a truncation (bootstrapped)."""
+    r = torch.tensor([[1.0, 2, 3, 4], [1, 1, 1, 1]])
+    d = torch.tensor([[0.0, 0, 1, 0], [0, 0, 0, 0]])
+    mask = torch.tensor([[1.0, 1, 1, 0], [1, 1, 1, 1]])
+    q_next = torch.tensor([[[10.0, 20], [30, 40], [50, 60], [70, 80]], [[1, 2], [3, 4], [5, 6], [7, 8]]])
+    gammas = torch.tensor([0.5, 0.9])
+    y1 = amago.nstep_td_target(r, d, mask, q_next, gammas, n=1)
+    expect1 = [[[6, 19], [17, 38], [3, 3], [0, 0]], [[1.5, 2.8], [2.5, 4.6], [3.5, 6.4], [4.5, 8.2]]]
+    torch.testing.assert_close(y1, torch.tensor(expect1))
+    y2 = amago.nstep_td_target(r, d, mask, q_next, gammas, n=2)
+    # y[0,0] = 1 + g*2 + g^2 * Q(s_2); y[0,1] = 2 + g*3 (terminal); y[1,2] = 1 + g*1 + g^2 Q(s_4); y[1,3] falls back to 1 step
+    expect2 = [[[9.5, 35.2], [3.5, 4.7], [3, 3], [0, 0]], [[2.25, 5.14], [2.75, 6.76], [3.25, 8.38], [4.5, 8.2]]]
+    torch.testing.assert_close(y2, torch.tensor(expect2))
+
+
+def test_popart_update_preserves_raw_outputs():
+    popart = amago.PopArt(num_gammas=3)
+    q = torch.randn(5, 7, 4, 3)  # (B, T, C, G) critic outputs
+    raw_before = popart.raw(q).clone()
+    state_before = {k: v.clone() for k, v in popart.state_dict().items()}
+    y = 50 + 20 * torch.randn(5, 7, 3)
+    popart.update(y, torch.ones(5, 7))
+    for k in ("mu", "nu", "w", "b"):
+        assert not torch.allclose(popart.state_dict()[k], state_before[k]), k
+    torch.testing.assert_close(popart.raw(q), raw_before, atol=1e-4, rtol=1e-5)
+    # normalized targets are (y - mu) / sigma with the new statistics
+    torch.testing.assert_close(popart.normalize_target(y), (y - popart.mu) / popart.sigma)
+
+
+def test_popart_ignores_padding():
+    a, b = amago.PopArt(1), amago.PopArt(1)
+    y = torch.randn(2, 3, 1)
+    mask = torch.tensor([[1.0, 1, 0], [1, 0, 0]])
+    a.update(y, mask)
+    b.update(torch.where(mask.bool().unsqueeze(-1), y, torch.full_like(y, 1e6)), mask)
+    torch.testing.assert_close(a.mu, b.mu)
+
+
+@pytest.mark.parametrize("discrete", [True, False])
+def test_critic_ensemble_equals_per_critic_loop(discrete):
+    torch.manual_seed(0)
+    gammas = torch.tensor([0.9, 0.99, 0.999])
+    critics = amago.CriticEnsemble(d_state=6, action_dim=2, discrete=discrete, gammas=gammas, num_critics=4, d_hidden=8)
+    s = torch.randn(3, 5, 6)
+    a = torch.rand(3, 5, 3, 2) * 2 - 1
+    out = critics(s) if discrete else critics(s, a)
+    W, b = critics.weights, critics.biases
+    for c in range(4):
+        for g in range(3):
+            if discrete:
+                x = s
+            else:
+                feat = torch.log1p(1 / (1 - gammas[g])).expand(3, 5, 1)  # symlog(1/(1-gamma))
+                x = torch.cat([s, feat, a[:, :, g]], -1)
+            h = torch.nn.functional.leaky_relu(x @ W[0][c] + b[0][c])
+            h = torch.nn.functional.leaky_relu(h @ W[1][c] + b[1][c])
+            q = h @ W[2][c] + b[2][c]
+            expect = q[..., g * 2 : (g + 1) * 2] if discrete else q[..., 0]
+            torch.testing.assert_close(out[:, :, c, g], expect, atol=1e-5, rtol=1e-5)
+
+
+def test_tanh_gaussian_log_prob_matches_torch_distributions():
+    actor = amago.Actor(d_state=4, action_dim=2, kind="box", num_gammas=3, d_hidden=8, discrete_clip=(1e-3, 0.99))
+    params = torch.randn(2, 5, 3, 4)
+    a = torch.rand(2, 5, 1, 2) * 1.8 - 0.9
+    mu, std = actor.mu_std(params)
+    dist = torch.distributions.TransformedDistribution(torch.distributions.Normal(mu, std), torch.distributions.TanhTransform())
+    torch.testing.assert_close(actor.log_prob(params, a), dist.log_prob(a.expand_as(mu)).sum(-1), atol=1e-4, rtol=1e-4)
+    assert (std.log() >= -5 - 1e-5).all() and (std.log() <= 2 + 1e-5).all()
+
+
+def test_discrete_probs_are_clipped():
+    actor = amago.Actor(d_state=4, action_dim=4, kind="discrete", num_gammas=1, d_hidden=8, discrete_clip=(1e-3, 0.99))
+    p = actor.probs(torch.tensor([[[[100.0, 0, 0, 0]]]]))
+    assert p.min() > 9e-4 and abs(p.sum().item() - 1) < 1e-6
+
+
+def make_agent(kind, **overrides):
+    space = {"discrete": gym.spaces.Discrete(3), "box": gym.spaces.Box(-1, 1, (2,))}[kind]
+    obs_space = gym.spaces.Dict({"observation": gym.spaces.Box(-1, 1, (4,))})
+    args = amago.Args(traj_encoder="transformer", d_model=16, n_layers=1, n_heads=2, d_ff=32, tstep_hidden=16, tstep_dim=16,
+                      actor_hidden=16, critic_hidden=16, max_seq_len=6, **overrides)  # fmt: skip
+    torch.manual_seed(0)
+    return amago.Agent(args, obs_space, space), args
+
+
+def random_batch(agent, B=4, L=7, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    A = agent.A
+    acts = torch.nn.functional.one_hot(torch.randint(0, A, (B, L - 1), generator=g), A).float() if agent.kind == "discrete" else torch.rand(B, L - 1, A, generator=g) * 2 - 1
+    mask = torch.ones(B, L, dtype=torch.bool)
+    mask[0, 4:] = False  # a padded row
+    return {"obs": {"observation": torch.randn(B, L, 4, generator=g)}, "rl2": torch.randn(B, L, A + 1, generator=g),
+            "time": torch.arange(L).repeat(B, 1), "mask": mask, "actions": acts, "rewards": torch.randn(B, L - 1, generator=g),
+            "terminated": torch.zeros(B, L - 1, dtype=torch.bool)}  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", ["discrete", "box"])
+def test_online_actor_term_never_trains_the_critics(kind):
+    """The DPG term's gradient reaches the actor and (through the actor's input) the encoders, never the critics."""
+    agent, _ = make_agent(kind, online_coeff=1.0, offline_coeff=0.0, critic_loss_weight=0.0)
+    loss, _ = agent(random_batch(agent))
+    loss.backward()
+    assert all(p.grad is None or p.grad.abs().max() == 0 for p in agent.critics.parameters())
+    assert any(p.grad is not None and p.grad.abs().max() > 0 for p in agent.actor.parameters())
+    assert any(p.grad is not None and p.grad.abs().max() > 0 for p in agent.traj.parameters())
+
+
+@pytest.mark.parametrize("kind", ["discrete", "box"])
+def test_critic_loss_trains_critics_and_encoders_not_actor(kind):
+    agent, _ = make_agent(kind, online_coeff=0.0, offline_coeff=0.0, critic_loss_weight=1.0)
+    loss, _ = agent(random_batch(agent))
+    loss.backward()
+    assert all(p.grad is None or p.grad.abs().max() == 0 for p in agent.actor.parameters())
+    assert any(p.grad.abs().max() > 0 for p in agent.critics.parameters())
+    assert any(p.grad.abs().max() > 0 for p in agent.tstep.parameters())
+
+
+def test_padding_does_not_change_the_loss():
+    """Whatever sits in padded positions, the loss and the statistics are the same."""
+    agent, _ = make_agent("discrete")
+    batch = random_batch(agent)
+    other = copy.deepcopy(batch)
+    other["obs"]["observation"][0, 4:] = 1e3
+    other["rewards"][0, 3:] = -1e3
+    a2 = copy.deepcopy(agent)
+    torch.manual_seed(1)
+    l1, _ = agent(batch)
+    torch.manual_seed(1)
+    l2, _ = a2(other)
+    torch.testing.assert_close(l1, l2)
+    torch.testing.assert_close(agent.tstep.norm.mu, a2.tstep.norm.mu)
+    torch.testing.assert_close(agent.popart.mu, a2.popart.mu)
+
+
+def test_target_networks_follow_by_ema():
+    agent, args = make_agent("discrete", tau=0.5)
+    before = [p.clone() for p in agent.target_critics.parameters()]
+    with torch.no_grad():
+        for p in agent.critics.parameters():
+            p.add_(1.0)
+    agent.update_targets()
+    for b, t, o in zip(before, agent.target_critics.parameters(), agent.critics.parameters()):
+        torch.testing.assert_close(t, 0.5 * b + 0.5 * o)

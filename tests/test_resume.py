@@ -1,0 +1,79 @@
+import subprocess
+import sys
+from pathlib import Path
+
+import gymnasium as gym
+import torch
+from accelerate import Accelerator
+
+import amago_agent as amago
+from tests.test_loss import make_agent, random_batch
+
+SCRIPT = Path(__file__).resolve().parents[1] / "amago_agent.py"
+
+
+def build(seed):
+    agent, args = make_agent("discrete", warmup_steps=2)
+    torch.manual_seed(seed)  # a different init: loading must overwrite all of it
+    for p in agent.parameters():
+        p.data.normal_()
+    opt = torch.optim.AdamW(agent.trainable_parameters(), lr=1e-3, weight_decay=1e-3, fused=True)
+    acc = Accelerator(cpu=True)
+    agent, opt = acc.prepare(agent, opt)
+    explore = amago.EpsilonGreedy(2, gym.spaces.Discrete(3), 1.0, 0.05, 100, 0)
+    return agent, opt, acc, args, explore
+
+
+def test_resumed_update_matches_uninterrupted_exactly(tmp_path):
+    batches = [random_batch(build(0)[0], seed=i) for i in range(5)]
+    agent, opt, acc, args, explore = build(0)
+    k = 3
+    for i in range(k):
+        amago.train_step(agent, opt, acc, batches[i], args, i)
+    amago.save_checkpoint(tmp_path / "ckpt.pt", agent, opt, explore, {"updates": k, "epoch": 1, "global_step": 99})
+    m1 = amago.train_step(agent, opt, acc, batches[k], args, k)
+
+    agent2, opt2, acc2, args2, explore2 = build(123)
+    counters = amago.load_checkpoint(tmp_path / "ckpt.pt", agent2, opt2, explore2)
+    assert counters == {"updates": k, "epoch": 1, "global_step": 99}
+    m2 = amago.train_step(agent2, opt2, acc2, batches[k], args2, counters["updates"])
+    for (name, a), b in zip(agent.state_dict().items(), agent2.state_dict().values()):
+        assert torch.equal(a, b), name  # weights, targets, PopArt, input norm: bit-identical
+    assert m1["losses/critic_loss"].item() == m2["losses/critic_loss"].item()
+    s1, s2 = opt.state_dict()["state"], opt2.state_dict()["state"]
+    assert all(torch.equal(s1[i]["exp_avg_sq"], s2[i]["exp_avg_sq"]) for i in s1)
+
+
+def test_checkpoint_write_is_atomic(tmp_path):
+    agent, opt, acc, args, explore = build(0)
+    path = tmp_path / "ckpt.pt"
+    amago.save_checkpoint(path, agent, opt, explore, {"updates": 1})
+    (tmp_path / "ckpt.pt.tmp").write_bytes(b"half a checkpoint")  # a save killed before its rename
+    assert amago.load_checkpoint(path, agent, opt, explore) == {"updates": 1}
+
+
+def run_script(tmp_path, *extra):
+    cmd = [sys.executable, str(SCRIPT), "--env-id", "CartPole-v1", "--num-envs", "2", "--timesteps-per-epoch", "20",
+           "--batches-per-epoch", "3", "--batch-size", "4", "--d-model", "16", "--n-layers", "1", "--n-heads", "2",
+           "--d-ff", "32", "--eval-interval", "0", "--checkpoint-interval", "1", "--run-name", "r", "--num-workers", "0", *extra]  # fmt: skip
+    return subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+
+
+def test_script_resume_continues_counters_and_buffer(tmp_path):
+    first = run_script(tmp_path, "--total-timesteps", "80")
+    assert first.returncode == 0, first.stderr[-3000:]
+    files_before = set((tmp_path / "buffers/r/fifo").glob("*.npz"))
+    state = torch.load(tmp_path / "runs/r/checkpoint.pt", weights_only=False)
+    updates = state["counters"]["updates"]  # 3 per epoch once a first episode has been saved
+    assert state["counters"] == {"epoch": 2, "global_step": 80, "updates": updates} and updates in (3, 6)
+    second = run_script(tmp_path, "--total-timesteps", "160", "--resume")
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert f"resumed r at epoch 2, 80 steps, {updates} updates" in second.stdout
+    state = torch.load(tmp_path / "runs/r/checkpoint.pt", weights_only=False)
+    assert state["counters"] == {"epoch": 4, "global_step": 160, "updates": updates + 6}
+    assert files_before <= set((tmp_path / "buffers/r/fifo").glob("*.npz"))  # the old data is still there
+
+
+def test_resume_without_checkpoint_is_a_clear_error(tmp_path):
+    out = run_script(tmp_path, "--total-timesteps", "40", "--resume", "--run-name", "nothing-here")
+    assert out.returncode != 0 and "no checkpoint at runs/nothing-here/checkpoint.pt" in out.stderr

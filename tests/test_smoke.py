@@ -1,0 +1,28 @@
+"""Short runs of the real script (CLI, envs, buffer, DataLoader worker, update, eval, checkpoint): exit 0."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[1] / "amago_agent.py"
+TINY = ["--num-envs", "2", "--timesteps-per-epoch", "25", "--batches-per-epoch", "2", "--batch-size", "4", "--max-seq-len", "8",
+        "--traj-save-len", "16", "--d-model", "16", "--n-layers", "1", "--n-heads", "2", "--d-ff", "32", "--tstep-hidden", "16",
+        "--tstep-dim", "16", "--actor-hidden", "16", "--critic-hidden", "16", "--eval-interval", "2", "--eval-episodes", "2"]  # fmt: skip
+
+
+@pytest.mark.parametrize("encoder", ["ff", "gru", "transformer", "mamba"])
+@pytest.mark.parametrize("env_id, steps", [("CartPole-v1", 100), ("tests.dummy_envs:DummyBox-v0", 100)])
+def test_smoke_run(tmp_path, encoder, env_id, steps):
+    cmd = [sys.executable, str(SCRIPT), "--env-id", env_id, "--traj-encoder", encoder, "--total-timesteps", str(steps), *TINY, "--save-model"]
+    out = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300, env={"PYTHONPATH": str(SCRIPT.parent), "PATH": ""})
+    assert out.returncode == 0, out.stderr[-3000:]
+    (run,) = (tmp_path / "runs").iterdir()
+    assert (run / "amago_agent.cleanrl_model").exists() and (run / "checkpoint.pt").exists()
+    assert list((tmp_path / "buffers" / run.name / "fifo").glob("*.npz"))
+
+
+def test_bad_argument_is_a_clear_error(tmp_path):
+    out = subprocess.run([sys.executable, str(SCRIPT), "--max-seq-len", "0"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert out.returncode != 0 and "--max-seq-len must be >= 1, got 0" in out.stderr

@@ -767,7 +767,6 @@ class CriticEnsemble(nn.Module):
         d_in = d_state if discrete else d_state + 1 + action_dim
         d_out = self.G * action_dim if discrete else 1
         self.register_buffer("gamma_feat", symlog(1.0 / (1.0 - gammas).clamp(1e-6, 1.0)).unsqueeze(-1))  # (G, 1)
-        self.d_state = d_state
         dims = [d_in, d_hidden, d_hidden, d_out]
         self.weights, self.biases = nn.ParameterList(), nn.ParameterList()
         for fan_in, fan_out in zip(dims[:-1], dims[1:]):  # LeCun-uniform-like init, as the reference's EinMix
@@ -777,19 +776,20 @@ class CriticEnsemble(nn.Module):
     def forward(self, s, a=None, frozen=False):
         """s: (B, L, D); a: (B, L, G, A) for Box/MultiBinary. Returns (B, L, C, G, A) if discrete else (B, L, C, G).
         frozen=True evaluates with detached weights (the actor's gradient must not train the critics)."""
-        Ws = [w.detach() if frozen else w for w in self.weights]
-        bs = [b.detach() if frozen else b for b in self.biases]
-        W0 = Ws[0]
-        h = torch.einsum("bld,cdh->blch", s, W0[:, : self.d_state]) + bs[0]  # (B, L, C, H)
-        if not self.discrete:  # add the gamma feature's and action's share: (B, L, G, C, H)
-            ga = torch.cat([self.gamma_feat.expand(*a.shape[:-1], 1), a.clamp(-0.999, 0.999)], dim=-1)
-            h = h.unsqueeze(2) + torch.einsum("blgi,cih->blgch", ga, W0[:, self.d_state :])
-        h = F.leaky_relu(h)
-        h = F.leaky_relu(torch.einsum("...ci,cih->...ch", h, Ws[1]) + bs[1])
-        q = torch.einsum("...ci,cio->...co", h, Ws[2]) + bs[2]
+        (W0, W1, W2), (b0, b1, b2) = [[p.detach() if frozen else p for p in ps] for ps in (self.weights, self.biases)]
+        (B, L, D), (C, _, H) = s.shape, W0.shape
+        # hidden activations stay in a (C, rows, H) layout, so every layer is one batched matmul over the critics
+        h = (s.reshape(B * L, D) @ W0[:, :D].transpose(0, 1).reshape(D, C * H)).view(B * L, C, H).transpose(0, 1)
         if self.discrete:
-            return q.unflatten(-1, (self.G, self.A))  # (B, L, C, G, A)
-        return q.squeeze(-1).transpose(2, 3)  # (B, L, G, C) -> (B, L, C, G)
+            h = h + b0.unsqueeze(1)  # (C, B*L, H)
+        else:  # add the gamma feature's and the action's share of the first layer: (C, B*L*G, H)
+            ga = torch.cat([self.gamma_feat.expand(*a.shape[:-1], 1), a.clamp(-0.999, 0.999)], dim=-1).view(B * L, self.G, -1)
+            h = (h.unsqueeze(2) + torch.einsum("ngi,cih->cngh", ga, W0[:, D:]) + b0[:, None, None]).flatten(1, 2)
+        h = F.leaky_relu(torch.baddbmm(b1.unsqueeze(1), F.leaky_relu(h), W1))
+        q = torch.baddbmm(b2.unsqueeze(1), h, W2)  # (C, rows, out)
+        if self.discrete:
+            return q.view(C, B, L, self.G, self.A).permute(1, 2, 0, 3, 4)  # (B, L, C, G, A)
+        return q.view(C, B, L, self.G).permute(1, 2, 0, 3)  # (B, L, C, G)
 
 
 # ======================================================================================================
@@ -1226,7 +1226,7 @@ if __name__ == "__main__":
                    name=run_name, id=run_name, resume="allow", monitor_gym=True, save_code=True)  # fmt: skip
     from torch.utils.tensorboard import SummaryWriter
 
-    writer = SummaryWriter(str(run_dir))
+    writer = SummaryWriter(str(run_dir), flush_secs=10)
     writer.add_text("hyperparameters", "|param|value|\n|-|-|\n%s" % "\n".join(f"|{k}|{v}|" for k, v in vars(args).items()))
 
     # TRY NOT TO MODIFY: seeding
@@ -1248,7 +1248,7 @@ if __name__ == "__main__":
                               agent.kind == "discrete", args.file_format)  # fmt: skip
     loader = None  # started once the buffer holds a file
     explore = make_exploration(args, envs)
-    counters = {"epoch": 0, "global_step": 0, "updates": 0}
+    counters = {"epoch": 0, "global_step": 0, "updates": 0, "frames": {}}  # frames: env steps per env name
     if args.resume:
         counters = load_checkpoint(ckpt_path, agent, optimizer, explore)
         print(f"resumed {run_name} at epoch {counters['epoch']}, {counters['global_step']} steps, {counters['updates']} updates")
@@ -1260,7 +1260,7 @@ if __name__ == "__main__":
     print(f"{run_name}: {policy.kind} actions, {args.traj_encoder} memory, {num_params:,} trainable parameters, device {device}")
 
     # TRY NOT TO MODIFY: start the game
-    start_time = time.time()
+    start_time, start_step = time.time(), counters["global_step"]
     obs, _ = envs.reset(seed=args.seed + counters["epoch"])
     for i in range(args.num_envs):
         trajs.start(i, index_obs(obs, i))
@@ -1283,6 +1283,8 @@ if __name__ == "__main__":
             ep_len += 1
             # TRY NOT TO MODIFY: save data to the buffer; a done actor's true last obs is in info["final_obs"]
             for i in range(args.num_envs):
+                name = info["final_info"]["env_name"][i] if done[i] else info["env_name"][i]
+                counters["frames"][name] = counters["frames"].get(name, 0) + 1
                 final = info["final_obs"][i] if done[i] else index_obs(next_obs, i)
                 trajs.step(i, a[i], rew[i], term[i], final, done[i])
                 if done[i]:
@@ -1313,8 +1315,10 @@ if __name__ == "__main__":
                 writer.add_scalar(k, accelerator.reduce(v.detach().float(), "mean").item(), counters["global_step"])
             writer.add_scalar("charts/updates_per_s", ups, counters["global_step"])
         counters["epoch"] = epoch + 1
-        sps = int(counters["global_step"] / (time.time() - start_time))
+        sps = int((counters["global_step"] - start_step) / (time.time() - start_time))
         writer.add_scalar("charts/SPS", sps, counters["global_step"])
+        for name, n in counters["frames"].items():
+            writer.add_scalar(f"charts/frames/{name}", n, counters["global_step"])
         writer.add_scalar("charts/collect_SPS", collect_sps, counters["global_step"])
         writer.add_scalar("charts/updates", counters["updates"], counters["global_step"])
 

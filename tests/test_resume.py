@@ -65,12 +65,13 @@ def test_script_resume_continues_counters_and_buffer(tmp_path):
     files_before = set((tmp_path / "buffers/r/fifo").glob("*.npz"))
     state = torch.load(tmp_path / "runs/r/checkpoint.pt", weights_only=False)
     updates = state["counters"]["updates"]  # 3 per epoch once a first episode has been saved
-    assert state["counters"] == {"epoch": 2, "global_step": 80, "updates": updates} and updates in (3, 6)
+    assert state["counters"] == {"epoch": 2, "global_step": 80, "updates": updates, "frames": {"CartPole-v1": 80}}
+    assert updates in (3, 6)
     second = run_script(tmp_path, "--total-timesteps", "160", "--resume")
     assert second.returncode == 0, second.stderr[-3000:]
     assert f"resumed r at epoch 2, 80 steps, {updates} updates" in second.stdout
     state = torch.load(tmp_path / "runs/r/checkpoint.pt", weights_only=False)
-    assert state["counters"] == {"epoch": 4, "global_step": 160, "updates": updates + 6}
+    assert state["counters"] == {"epoch": 4, "global_step": 160, "updates": updates + 6, "frames": {"CartPole-v1": 160}}
     assert files_before <= set((tmp_path / "buffers/r/fifo").glob("*.npz"))  # the old data is still there
 
 

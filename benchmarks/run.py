@@ -1,0 +1,82 @@
+"""Train amago_agent.py under a wall-clock budget and report its figures.
+
+    python benchmarks/run.py --minutes 90 --name ll -- --env-id LunarLander-v2 --traj-encoder transformer
+
+Everything after `--` goes to the script unchanged. Prints the eval curve (greedy eval return vs wall time),
+writes benchmarks/out/<name>/curve.csv, and ends with one line `RESULT {json}`.
+"""
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from common.logs import eval_curve, read_scalars  # noqa: E402
+
+
+def arg_value(argv, flag, default):
+    for i, a in enumerate(argv):
+        if a in (flag, flag.replace("-", "_")) and i + 1 < len(argv):
+            return argv[i + 1]
+    return default
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--minutes", type=float, required=True, help="wall-clock budget; the run is stopped after it")
+    p.add_argument("--name", required=True, help="run name (output in benchmarks/out/<name>)")
+    p.add_argument("--script", default="amago_agent.py")
+    p.add_argument("--target", type=float, default=None, help="report the first minute the eval return reached this")
+    p.add_argument("script_args", nargs=argparse.REMAINDER)
+    a = p.parse_args()
+    script_args = [x for x in a.script_args if x != "--"]
+    out = ROOT / "benchmarks" / "out" / a.name
+    out.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, str(ROOT / a.script), *script_args, "--run-name", a.name, "--buffer-dir", str(out / "buffers")]
+    print("command:", " ".join(cmd[1:]), flush=True)
+    start = time.time()
+    proc = subprocess.Popen(cmd, cwd=out, stdout=open(out / "stdout.log", "w"), stderr=subprocess.STDOUT)
+    try:
+        rc = proc.wait(timeout=a.minutes * 60)
+    except subprocess.TimeoutExpired:
+        proc.terminate()  # checkpoints and buffer files are written atomically, so stopping anywhere is safe
+        rc = proc.wait()
+    wall = time.time() - start
+    scalars = read_scalars(out / "runs" / a.name)
+    curve = eval_curve(scalars, start)
+    with open(out / "curve.csv", "w") as f:
+        f.write("minutes,env_steps,updates,eval_return\n")
+        for row in curve:
+            f.write("%.2f,%d,%d,%.2f\n" % row)
+            print("  %6.1f min  %8d steps  %7d updates  eval return %8.1f" % row)
+    steps = max((s for _, s, _ in scalars.get("charts/SPS", [])), default=0)
+    updates = max((v for _, _, v in scalars.get("charts/updates", [])), default=0)
+    result = {
+        "name": a.name,
+        "env_id": arg_value(script_args, "--env-id", "CartPole-v1"),
+        "traj_encoder": arg_value(script_args, "--traj-encoder", "transformer"),
+        "seed": int(arg_value(script_args, "--seed", 1)),
+        "env_steps": steps,
+        "updates": int(updates),
+        "wall_s": round(wall, 1),
+        "env_steps_per_s": round(steps / wall, 1),
+        "updates_per_s": round(updates / wall, 2),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1),
+        "final_eval_return": round(curve[-1][3], 2) if curve else None,
+        "best_eval_return": round(max(r[3] for r in curve), 2) if curve else None,
+        "first_minute_at_or_above": None,
+        "exit_code": rc,
+    }
+    if a.target is not None:
+        hits = [r[0] for r in curve if r[3] >= a.target]
+        result["first_minute_at_or_above"] = {str(a.target): round(hits[0], 1) if hits else None}
+    print("RESULT " + json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,22 @@
+"""Learning-curve PNGs for the README (matplotlib is only needed here)."""
+
+
+def plot_curves(curves, path, title, ylabel="greedy eval return", xlabel="minutes", hline=None):
+    """curves: {label: [(x, y), ...]}."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.6), dpi=120)
+    for label, pts in curves.items():
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], label=label, lw=1.5)
+    if hline is not None:
+        ax.axhline(hline, color="gray", ls="--", lw=1)
+    ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)

@@ -19,6 +19,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 import tyro
 from accelerate import Accelerator
+from accelerate.utils import broadcast_object_list
 from tqdm import tqdm
 
 
@@ -171,22 +172,20 @@ LOG_PREFIX = "AMAGO_LOG_METRIC"  # envs report extra eval metrics as info[f"{LOG
 
 
 def resolve_env_id(env_id: str) -> str:
-    """Import `pkg.module:` ids, then map a deprecated or missing version to the newest registered one."""
+    """Import `pkg.module:` ids first; an id that is not registered (e.g. LunarLander-v2 on gymnasium 1.x, or a bare
+    name) resolves to the newest registered version of the same name."""
     if ":" in env_id:
         module, env_id = env_id.split(":", 1)
         importlib.import_module(module)
-    ns, name, version = gym.envs.registration.parse_env_id(env_id)
+    if env_id in gym.registry:
+        return env_id
+    ns, name, _ = gym.envs.registration.parse_env_id(env_id)
     newest = gym.envs.registration.find_highest_version(ns, name)
     if newest is None:
-        if env_id not in gym.registry:
-            raise gym.error.NameNotFound(f"--env-id {env_id!r} is not a registered gymnasium id (did you import its package?)")
-        return env_id
-    if version is not None and version != newest:
-        new_id = gym.envs.registration.get_env_id(ns, name, newest)
-        if env_id not in gym.registry or gym.registry[env_id].entry_point is None:
-            print(f"note: {env_id} is not available in gymnasium {gym.__version__}; using {new_id}")
-            return new_id
-    return env_id
+        raise gym.error.NameNotFound(f"--env-id {env_id!r} is not a registered gymnasium id (did you import its package?)")
+    new_id = gym.envs.registration.get_env_id(ns, name, newest)
+    print(f"note: {env_id} is not registered in gymnasium {gym.__version__}; using {new_id}")
+    return new_id
 
 
 class AmagoEnv(gym.Wrapper):
@@ -1214,28 +1213,29 @@ if __name__ == "__main__":
     args = tyro.cli(Args)
     check_args(args)
     args.env_id = resolve_env_id(args.env_id)
-    run_name = args.run_name or f"{args.env_id}__{args.exp_name}__{args.seed}__{int(time.time())}"
+    accelerator = Accelerator(cpu=not (args.cuda and torch.cuda.is_available()), mixed_precision=args.mixed_precision)
+    device, main_process = accelerator.device, accelerator.is_main_process  # `accelerate launch` runs one per GPU
+    run_name = broadcast_object_list([args.run_name or f"{args.env_id}__{args.exp_name}__{args.seed}__{int(time.time())}"])[0]
     run_dir = Path("runs") / run_name
     ckpt_path = run_dir / "checkpoint.pt"
     if args.resume and not ckpt_path.exists():
         raise FileNotFoundError(f"--resume: no checkpoint at {ckpt_path} (pass the --run-name of the run to continue)")
-    if args.track:
+    if args.track and main_process:
         import wandb
 
         wandb.init(project=args.wandb_project_name, entity=args.wandb_entity, sync_tensorboard=True, config=vars(args),
                    name=run_name, id=run_name, resume="allow", monitor_gym=True, save_code=True)  # fmt: skip
     from torch.utils.tensorboard import SummaryWriter
 
-    writer = SummaryWriter(str(run_dir), flush_secs=10)
+    writer = SummaryWriter(str(run_dir if main_process else run_dir / f"process{accelerator.process_index}"), flush_secs=10)
     writer.add_text("hyperparameters", "|param|value|\n|-|-|\n%s" % "\n".join(f"|{k}|{v}|" for k, v in vars(args).items()))
 
     # TRY NOT TO MODIFY: seeding
+    args.seed += accelerator.process_index  # each process collects its own data into the shared buffer
     random.seed(args.seed)
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
     torch.backends.cudnn.deterministic = args.torch_deterministic
-    accelerator = Accelerator(cpu=not (args.cuda and torch.cuda.is_available()), mixed_precision=args.mixed_precision)
-    device = accelerator.device
 
     # env setup
     envs = make_vec_env(args.env_id, args.num_envs, args.env_mode, args.seed, args.capture_video, run_name)
@@ -1297,8 +1297,9 @@ if __name__ == "__main__":
             obs = next_obs
             hidden = policy.traj.reset_hidden(hidden, torch.as_tensor(done, device=device))
         collect_sps = steps_per_epoch / (time.time() - t0)
-        for k, v in buffer.delete_oldest().items():
-            writer.add_scalar(k, v, counters["global_step"])
+        if main_process:
+            for k, v in buffer.delete_oldest().items():
+                writer.add_scalar(k, v, counters["global_step"])
 
         # ALGO LOGIC: training
         t0, metrics = time.time(), {}
@@ -1327,11 +1328,11 @@ if __name__ == "__main__":
             for k, v in ev.items():
                 writer.add_scalar(k, v, counters["global_step"])
             progress.set_postfix(step=counters["global_step"], updates=counters["updates"], eval_return=f"{ev['eval/return']:.1f}")
-        if args.checkpoint_interval and (counters["epoch"] % args.checkpoint_interval == 0 or counters["epoch"] == num_epochs):
+        if main_process and args.checkpoint_interval and (counters["epoch"] % args.checkpoint_interval == 0 or counters["epoch"] == num_epochs):
             run_dir.mkdir(parents=True, exist_ok=True)
             save_checkpoint(ckpt_path, policy, optimizer, explore, counters)
 
-    if args.save_model:
+    if args.save_model and main_process:
         torch.save(policy.state_dict(), run_dir / f"{args.exp_name}.cleanrl_model")
         print(f"model saved to {run_dir / f'{args.exp_name}.cleanrl_model'}")
     envs.close()

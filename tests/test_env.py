@@ -11,6 +11,7 @@ def test_old_lunarlander_id_resolves_to_newest(capsys):
     assert "using LunarLander-v3" in capsys.readouterr().out
     assert amago.resolve_env_id("CartPole-v1") == "CartPole-v1"
     assert amago.resolve_env_id("CartPole-v0") == "CartPole-v0"  # an old version that still exists is kept
+    assert amago.resolve_env_id("CartPole") == "CartPole-v1"
 
 
 def test_module_colon_id_imports_the_module():

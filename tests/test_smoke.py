@@ -26,3 +26,13 @@ def test_smoke_run(tmp_path, encoder, env_id, steps):
 def test_bad_argument_is_a_clear_error(tmp_path):
     out = subprocess.run([sys.executable, str(SCRIPT), "--max-seq-len", "0"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert out.returncode != 0 and "--max-seq-len must be >= 1, got 0" in out.stderr
+
+
+def test_accelerate_launch(tmp_path):
+    """The update goes through accelerate, so the script runs under `accelerate launch` as well."""
+    launch = Path(sys.executable).parent / "accelerate"
+    cmd = [str(launch), "launch", "--cpu", "--num_processes", "1", "--num_machines", "1", "--mixed_precision", "no",
+           "--dynamo_backend", "no", str(SCRIPT), "--total-timesteps", "100", *TINY]  # fmt: skip
+    out = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert (next((tmp_path / "runs").iterdir()) / "checkpoint.pt").exists()

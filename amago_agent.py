@@ -65,8 +65,8 @@ class Args:
     """gradient updates per epoch (the update-to-data ratio is batches/(timesteps*num_envs))"""
     batch_size: int = 24
     """number of sequences in a training batch"""
-    learning_rate: float = 3e-4
-    """AdamW learning rate"""
+    learning_rate: float = 6e-4
+    """AdamW learning rate (the reference: 1e-4; 6e-4 learns LunarLander ~4x faster at our CPU sizes)"""
     warmup_steps: int = 500
     """linear learning-rate warm-up from 0 over this many updates"""
     grad_clip: float = 1.0
@@ -865,8 +865,6 @@ class Agent(nn.Module):
             self.kind, A = "box", int(np.prod(action_space.shape))
         if self.kind == "multibinary" and args.online_coeff > 0:
             raise ValueError("MultiBinary actions are not differentiable: use --online-coeff 0")
-        if not 1 <= args.num_critics_td:
-            raise ValueError(f"--num-critics-td {args.num_critics_td} must be >= 1")
         self.args, self.A = args, A
         self.register_buffer("gammas", torch.tensor([*args.multigammas, args.gamma], dtype=torch.float32))  # (G,)
         G = len(self.gammas)
@@ -1187,7 +1185,7 @@ def load_checkpoint(path, agent, optimizer, explore):
 
 
 def check_args(args):
-    positive = ["total_timesteps", "num_envs", "max_seq_len", "timesteps_per_epoch", "batch_size", "n_step", "num_critics",
+    positive = ["total_timesteps", "num_envs", "max_seq_len", "timesteps_per_epoch", "batch_size", "n_step", "num_critics", "num_critics_td",
                 "d_model", "n_layers", "eval_episodes", "buffer_max_size", "traj_save_len"]  # fmt: skip
     for name in positive:
         if getattr(args, name) < 1:

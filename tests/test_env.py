@@ -85,3 +85,21 @@ def test_exploration_schedule_and_noise():
     bilevel = amago.BilevelEpsilonGreedy(3, space, 1.0, 0.05, 100, 0, horizon=10, eps_end_schedule=(0.5, 0.01))
     bilevel.scale[:] = 1.0
     np.testing.assert_allclose(bilevel.epsilon(np.array([0, 5, 10])), [1.0, 0.75, 0.5])
+
+
+def test_evaluate_reports_metrics_per_env_name():
+    """evaluate() runs each actor until its share of episodes is done and collects returns, env names and every
+    info key under the log prefix; eval_metrics() turns them into per-env-name means and bottom quintiles."""
+    import torch
+
+    envs = amago.make_vec_env("tests.dummy_envs:DummyDiscrete-v0", 2, "sync", 0)
+    args = amago.Args(d_model=16, n_layers=1, n_heads=2, d_ff=32, tstep_hidden=16, tstep_dim=16, actor_hidden=16, critic_hidden=16)
+    agent = amago.Agent(args, envs.single_observation_space["obs"], envs.single_action_space)
+    returns, names, extra = amago.evaluate(agent, envs, episodes=5, greedy=True, device="cpu")
+    assert len(returns) == 6 and set(names) == {"tests.dummy_envs:DummyDiscrete-v0"}  # 3 per actor
+    assert all(e == {"success": 5.0} for e in extra)  # the dummy env reports t at its last (5th) step
+    assert all(5 * 1.0 <= r <= 5 * 2.0 for r in returns)  # 5 steps, reward 1 + 0.5 * action
+    m = amago.eval_metrics([1.0, 2.0, 3.0, 10.0, 20.0], ["a", "a", "a", "b", "b"], [{"success": 1}, {"success": 0}, {}, {}, {}])
+    assert m["eval/a/return"] == 2.0 and m["eval/b/return"] == 15.0 and m["eval/return"] == 8.5  # names weigh equally
+    assert m["eval/a/bottom_quintile_return"] == np.percentile([1, 2, 3], 20) and m["eval/a/success"] == 0.5
+    assert agent.training and torch.is_grad_enabled()  # evaluation leaves the agent as it found it

@@ -3,6 +3,7 @@ import sys
 from pathlib import Path
 
 import gymnasium as gym
+import pytest
 import torch
 from accelerate import Accelerator
 
@@ -44,11 +45,20 @@ def test_resumed_update_matches_uninterrupted_exactly(tmp_path):
     assert all(torch.equal(s1[i]["exp_avg_sq"], s2[i]["exp_avg_sq"]) for i in s1)
 
 
-def test_checkpoint_write_is_atomic(tmp_path):
+def test_checkpoint_write_is_atomic(tmp_path, monkeypatch):
+    """A save that dies midway (disk full, kill) leaves the previous checkpoint whole and loadable."""
     agent, opt, acc, args, explore = build(0)
     path = tmp_path / "ckpt.pt"
     amago.save_checkpoint(path, agent, opt, explore, {"updates": 1})
-    (tmp_path / "ckpt.pt.tmp").write_bytes(b"half a checkpoint")  # a save killed before its rename
+
+    def dying_save(obj, f):
+        open(f, "wb").write(b"half a checkpoint")
+        raise OSError("killed mid-save")
+
+    monkeypatch.setattr(amago.torch, "save", dying_save)
+    with pytest.raises(OSError):
+        amago.save_checkpoint(path, agent, opt, explore, {"updates": 2})
+    monkeypatch.undo()
     assert amago.load_checkpoint(path, agent, opt, explore) == {"updates": 1}
 
 

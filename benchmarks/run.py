@@ -32,8 +32,11 @@ def main():
     p.add_argument("--name", required=True, help="run name (output in benchmarks/out/<name>)")
     p.add_argument("--script", default="amago_agent.py")
     p.add_argument("--target", type=float, default=None, help="report the first minute the eval return reached this")
+    p.add_argument("--stop-at-target", action="store_true", help="stop the run at the first eval at or above --target")
     p.add_argument("script_args", nargs=argparse.REMAINDER)
     a = p.parse_args()
+    if a.stop_at_target and a.target is None:
+        p.error("--stop-at-target needs --target")
     script_args = [x for x in a.script_args if x != "--"]
     out = ROOT / "benchmarks" / "out" / a.name
     out.mkdir(parents=True, exist_ok=True)
@@ -41,11 +44,16 @@ def main():
     print("command:", " ".join(cmd[1:]), flush=True)
     start = time.time()
     proc = subprocess.Popen(cmd, cwd=out, stdout=open(out / "stdout.log", "w"), stderr=subprocess.STDOUT)
-    try:
-        rc = proc.wait(timeout=a.minutes * 60)
-    except subprocess.TimeoutExpired:
-        proc.terminate()  # checkpoints and buffer files are written atomically, so stopping anywhere is safe
-        rc = proc.wait()
+    deadline, rc = start + a.minutes * 60, None
+    while rc is None:
+        try:
+            rc = proc.wait(timeout=min(30.0, max(0.1, deadline - time.time())))
+        except subprocess.TimeoutExpired:
+            hit = a.stop_at_target and (out / "runs" / a.name).is_dir() and any(v >= a.target for _, _, v in read_scalars(out / "runs" / a.name).get("eval/return", []))
+            if hit or time.time() >= deadline:
+                print("stopping:", "target reached" if hit else "budget spent", flush=True)
+                proc.terminate()  # checkpoints and buffer files are written atomically, so stopping anywhere is safe
+                rc = proc.wait()
     wall = time.time() - start
     scalars = read_scalars(out / "runs" / a.name)
     curve = eval_curve(scalars, start)

@@ -7,7 +7,8 @@
 #             units per ~1/tau updates, so inside a CPU budget it sees ~30 steps ahead and CartPole fails by letting
 #             the cart drift off the track (README, "Results"). This goes beyond "sizes, lr, schedule, exploration":
 #             n_step is an option of AMAGO's Agent, not its default. Target missed on 3 of the 4 seeds run so far.
-#   Pendulum  --critic-hidden 64: the Box critic runs over B*L*7 gamma rows per critic, 4x cheaper at width 64.
+#   Pendulum  --critic-hidden 64: the Box critic runs over B*L*7 gamma rows per critic; at width 64 an update
+#             takes 91 ms instead of 159 ms (benchmarks/speed.py, alone on 2 cores).
 # CartPole and Pendulum stop at the first eval at or above the target (--stop-at-target); LunarLander runs its full
 # 120 minutes.
 # Usage: bash benchmarks/classic_control.sh [cartpole|pendulum|lunarlander|all]

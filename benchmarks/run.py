@@ -26,6 +26,12 @@ def arg_value(argv, flag, default):
     return default
 
 
+def target_reached(run_dir, target):
+    """True once any eval written so far to the run's tensorboard log is at or above target."""
+    evals = read_scalars(run_dir).get("eval/return", []) if run_dir.is_dir() else []
+    return any(v >= target for _, _, v in evals)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--minutes", type=float, required=True, help="wall-clock budget; the run is stopped after it")
@@ -49,7 +55,7 @@ def main():
         try:
             rc = proc.wait(timeout=min(30.0, max(0.1, deadline - time.time())))
         except subprocess.TimeoutExpired:
-            hit = a.stop_at_target and (out / "runs" / a.name).is_dir() and any(v >= a.target for _, _, v in read_scalars(out / "runs" / a.name).get("eval/return", []))
+            hit = a.stop_at_target and target_reached(out / "runs" / a.name, a.target)
             if hit or time.time() >= deadline:
                 print("stopping:", "target reached" if hit else "budget spent", flush=True)
                 proc.terminate()  # checkpoints and buffer files are written atomically, so stopping anywhere is safe

@@ -5,7 +5,8 @@
 
 The update is timed on a fixed batch shaped like a real one (B sequences of max_seq_len+1 steps), the rollout on the
 real vector env with the default number of actors. Run it alone: a second torch process on the same cores halves
-both figures. One `RESULT {json}` line per encoder (final_eval_return is null: nothing is trained here).
+both figures. One `RESULT {json}` line per encoder (final_eval_return is null: nothing is trained here;
+peak_rss_mb is the process's peak so far, so it grows with each encoder timed after the first).
 """
 
 import argparse

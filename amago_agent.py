@@ -5,6 +5,7 @@ import importlib
 import math
 import os
 import random
+import sys
 import time
 import uuid
 import warnings
@@ -55,8 +56,9 @@ class Args:
     """total environment steps of the experiment (all actors together)"""
     num_envs: int = 8
     """the number of parallel actors"""
-    env_mode: Literal["sync", "async"] = "sync"
-    """gymnasium vector env kind (sync is 3-8x faster for cheap envs on few cores)"""
+    env_mode: Literal["sync", "async", "already_vectorized"] = "sync"
+    """gymnasium vector env kind (sync is 3-8x faster for cheap envs on few cores); already_vectorized: the env id's
+    `vector_entry_point` steps all num_envs actors itself and resets finished ones (jax/gymnax, e.g. envs.gymnax_env)"""
     max_seq_len: int = 32
     """context length: training windows hold max_seq_len transitions; rollouts attend over the last max_seq_len steps"""
     timesteps_per_epoch: int = 100
@@ -81,6 +83,24 @@ class Args:
     """hidden width of the timestep encoder MLP"""
     tstep_dim: int = 64
     """output width of the timestep encoder"""
+    tstep_encoder: Literal["auto", "ff", "cnn"] = "auto"
+    """ff: every obs key flattened, with rl2, into an MLP; cnn: image keys (3-D Boxes) through a CNN, the other keys
+    and rl2 through the ff MLP; auto: cnn when an obs key is an image"""
+    cnn: Literal["nature", "impala"] = "nature"
+    """cnn backbone: Nature-DQN-style convs or IMPALA-style residual blocks"""
+    cnn_channels: Optional[tuple[int, ...]] = None
+    """cnn widths, one per conv (nature) or per block (impala); default (32, 64, 64) nature, (16, 32, 32) impala"""
+    cnn_kernels: tuple[int, ...] = (8, 4, 3)
+    """nature: kernel sizes, one per conv (the defaults are DQN's, for 84x84 frames; e.g. 3 3 for 24x24)"""
+    cnn_strides: tuple[int, ...] = (4, 2, 1)
+    """nature: strides, one per conv"""
+    image_layout: Literal["auto", "hwc", "chw"] = "auto"
+    """image axes: channels last or first; auto takes the smaller of the first and last axes as the channels"""
+    aug_frac: float = 0.0
+    """DrQ-v2 random-shift augmentation on this fraction of each training batch's sequences (0: off; the reference
+    uses 0.75 when on); never in rollouts"""
+    aug_pad: int = 4
+    """random shift: the largest shift in pixels (the frame is replicate-padded by this much, then cropped)"""
     actor_hidden: int = 128
     """hidden width of the actor MLP (2 hidden layers)"""
     critic_hidden: int = 128
@@ -99,6 +119,14 @@ class Args:
     """feed-forward width (transformer); the reference uses 4*d_model"""
     dropout: float = 0.05
     """dropout on the transformer's embedding and feed-forward output"""
+    window_size: Optional[int] = None
+    """transformer: sliding-window causal attention over the last window_size steps (incl. the current one), in training
+    and rollouts, where the KV cache then holds only window_size steps; None or 0: full causal attention over the
+    training window and a rollout cache of max_seq_len (the reference's default)"""
+    pos_emb: Literal["sinusoidal", "learned"] = "sinusoidal"
+    """transformer position embedding of the absolute timestep: fixed sinusoids, or a learned table of max_time_idx rows"""
+    max_time_idx: int = 1000
+    """pos-emb learned: table size; timesteps >= max_time_idx share the last row (the reference requires t < max_time_idx)"""
     d_state: int = 16
     """SSM state size (mamba)"""
 
@@ -111,8 +139,9 @@ class Args:
     """critic ensemble size"""
     num_critics_td: int = 2
     """critics drawn (with replacement) for each TD target (REDQ)"""
-    online_coeff: float = 1.0
-    """weight of the "online" actor term -Q(s, a~pi) (DPG / exact expectation for discrete)"""
+    online_coeff: Optional[float] = None
+    """weight of the "online" actor term -Q(s, a~pi) (DPG / exact expectation for discrete); default 1.0, or 0 for
+    MultiBinary actions, which are not differentiable (the reference forbids the term for them)"""
     offline_coeff: float = 0.1
     """weight of the "offline" filtered behavior-cloning term -1[A>0] log pi(a|s)"""
     critic_loss_weight: float = 10.0
@@ -129,8 +158,9 @@ class Args:
     """(low, high) clip of categorical action probabilities"""
 
     # Exploration
-    exploration: Literal["egreedy", "bilevel"] = "egreedy"
-    """epsilon-greedy with a random per-episode scale, or bilevel (decays within an episode) for meta-RL"""
+    exploration: Literal["egreedy", "bilevel", "tmaze"] = "egreedy"
+    """epsilon-greedy with a random per-episode scale, bilevel (decays within an episode) for meta-RL, or tmaze
+    (egreedy, but eps fixed at 0.5/H on T-Maze corridor steps 1 .. H-4; H = --tmaze-corridor)"""
     eps_start: float = 1.0
     """epsilon at the start of the schedule (episode start for bilevel)"""
     eps_end: float = 0.05
@@ -141,6 +171,10 @@ class Args:
     """bilevel: the rollout horizon over which epsilon decays within an episode"""
     bilevel_eps_end: tuple[float, float] = (0.8, 0.01)
     """bilevel: (start, end) of the schedule for epsilon at the end of the horizon"""
+    tmaze_corridor: int = 50
+    """tmaze: the T-Maze corridor length H (the env's corridor_length)"""
+    train_greedy: bool = False
+    """if toggled, training rollouts take the argmax / mean action (exploration still applies on top)"""
 
     # Replay buffer
     buffer_dir: str = "buffers"
@@ -153,6 +187,8 @@ class Args:
     """trajectory file format"""
     num_workers: int = 1
     """DataLoader worker processes that read the buffer while the update runs (0: load in the main process)"""
+    relabel: Optional[str] = None
+    """hindsight relabeling: a `module:function` applied to every sampled window (e.g. `envs.mazerunner:relabel_some`)"""
 
     # Evaluation and checkpoints
     eval_interval: int = 10
@@ -188,6 +224,49 @@ def resolve_env_id(env_id: str) -> str:
     return new_id
 
 
+def amago_spaces(obs_space, action_space):
+    """What the agent sees of an env with these spaces: (action dim A, the action space (Box: rescaled to [-1, 1]),
+    the observation dict {"obs": the env's obs as a dict, "rl2": [previous reward, previous action] (A+1,), "time"})."""
+    if isinstance(action_space, gym.spaces.Discrete):
+        A = int(action_space.n)
+    elif isinstance(action_space, gym.spaces.Box):
+        A = int(np.prod(action_space.shape))
+        if not (np.isfinite(action_space.low).all() and np.isfinite(action_space.high).all()):
+            raise ValueError(f"Box action space {action_space} must be bounded: AMAGO rescales actions to [-1, 1]")
+        action_space = gym.spaces.Box(-1.0, 1.0, action_space.shape, np.float32)
+    elif isinstance(action_space, gym.spaces.MultiBinary):
+        A = int(np.prod(action_space.shape))
+    else:
+        raise ValueError(f"action space {action_space} is not supported: use Discrete, Box or MultiBinary")
+    if not isinstance(obs_space, gym.spaces.Dict):
+        obs_space = gym.spaces.Dict({"observation": obs_space})
+    rl2 = gym.spaces.Box(-np.inf, np.inf, (A + 1,), np.float32)
+    time_idx = gym.spaces.Box(0, np.iinfo(np.int64).max, (), np.int64)
+    return A, action_space, gym.spaces.Dict({"obs": obs_space, "rl2": rl2, "time": time_idx})
+
+
+def to_env_actions(space, a):
+    """Agent actions of N actors -> (rep (N, A) float32: the action as rl2 records it, the env's actions (N, ...)).
+    Discrete: index -> one-hot; Box: [-1, 1] -> the env's [low, high]; MultiBinary: 0/1 -> int8 bits."""
+    N = len(a)
+    if isinstance(space, gym.spaces.Discrete):
+        idx = np.asarray(a).reshape(N).astype(np.int64)
+        return np.eye(space.n, dtype=np.float32)[idx], idx
+    rep = np.asarray(a, np.float32).reshape(N, -1)
+    if isinstance(space, gym.spaces.Box):
+        rep = np.clip(rep, -1.0, 1.0)
+        low, high = space.low.astype(np.float64), space.high.astype(np.float64)
+        return rep, (low + (rep.reshape(N, *space.shape) + 1.0) * 0.5 * (high - low)).astype(space.dtype)
+    return rep, rep.reshape(N, *space.shape).astype(np.int8)
+
+
+def wrap_obs(obs, reward, rep, t):
+    """The agent's observation dict, for one actor (reward, rep (A,), t scalars) or N (reward (N,), rep (N, A), t (N,))."""
+    obs = obs if isinstance(obs, dict) else {"observation": obs}
+    rl2 = np.concatenate([np.expand_dims(reward, -1), rep], axis=-1).astype(np.float32)
+    return {"obs": obs, "rl2": rl2, "time": np.array(t, np.int64)}  # a copy: the caller's counter moves on
+
+
 class AmagoEnv(gym.Wrapper):
     """Adds what the agent sees besides the observation: rl2 = [previous reward, previous action] (zero at reset)
     and the absolute time index. Box actions are exposed in [-1, 1] and rescaled for the inner env."""
@@ -195,57 +274,62 @@ class AmagoEnv(gym.Wrapper):
     def __init__(self, env: gym.Env, env_name: str):
         super().__init__(env)
         self.env_name = getattr(env.unwrapped, "env_name", env_name)
-        space = env.action_space
-        if isinstance(space, gym.spaces.Discrete):
-            self.action_dim = int(space.n)
-        elif isinstance(space, gym.spaces.Box):
-            self.action_dim = int(np.prod(space.shape))
-            self.low, self.high = space.low.astype(np.float64), space.high.astype(np.float64)
-            if not (np.isfinite(self.low).all() and np.isfinite(self.high).all()):
-                raise ValueError(f"Box action space {space} must be bounded: AMAGO rescales actions to [-1, 1]")
-            self.action_space = gym.spaces.Box(-1.0, 1.0, space.shape, np.float32)
-        elif isinstance(space, gym.spaces.MultiBinary):
-            self.action_dim = int(np.prod(space.shape))
-        else:
-            raise ValueError(f"action space {space} is not supported: use Discrete, Box or MultiBinary")
-        obs_space = env.observation_space
-        if not isinstance(obs_space, gym.spaces.Dict):
-            obs_space = gym.spaces.Dict({"observation": obs_space})
-        self.observation_space = gym.spaces.Dict(
-            {
-                "obs": obs_space,
-                "rl2": gym.spaces.Box(-np.inf, np.inf, (self.action_dim + 1,), np.float32),
-                "time": gym.spaces.Box(0, np.iinfo(np.int64).max, (), np.int64),
-            }
-        )
-
-    def _wrap(self, obs, reward: float, action_rep: np.ndarray, t: int) -> dict:
-        obs = obs if isinstance(obs, dict) else {"observation": obs}
-        rl2 = np.concatenate([[reward], action_rep]).astype(np.float32)
-        return {"obs": obs, "rl2": rl2, "time": np.int64(t)}
+        self.action_dim, self.action_space, self.observation_space = amago_spaces(env.observation_space, env.action_space)
 
     def reset(self, **kwargs):
         obs, info = self.env.reset(**kwargs)
         self.t = 0
         info["env_name"] = self.env_name = getattr(self.env.unwrapped, "env_name", self.env_name)
-        return self._wrap(obs, 0.0, np.zeros(self.action_dim, np.float32), 0), info
+        return wrap_obs(obs, 0.0, np.zeros(self.action_dim, np.float32), 0), info
 
     def step(self, action):
-        if isinstance(self.env.action_space, gym.spaces.Discrete):
-            action = int(np.asarray(action).reshape(-1)[0])
-            rep = np.eye(self.action_dim, dtype=np.float32)[action]
-            env_action = action
-        elif isinstance(self.env.action_space, gym.spaces.Box):
-            rep = np.clip(np.asarray(action, np.float32).reshape(-1), -1.0, 1.0)
-            scaled = self.low + (rep.reshape(self.low.shape) + 1.0) * 0.5 * (self.high - self.low)
-            env_action = scaled.astype(self.env.action_space.dtype)
-        else:
-            rep = np.asarray(action, np.float32).reshape(-1)
-            env_action = np.asarray(action, np.int8).reshape(self.env.action_space.shape)
-        obs, reward, terminated, truncated, info = self.env.step(env_action)
+        rep, env_action = to_env_actions(self.env.action_space, np.asarray(action)[None])
+        obs, reward, terminated, truncated, info = self.env.step(env_action[0])
         self.t += 1
         info["env_name"] = self.env_name
-        return self._wrap(obs, float(reward), rep, self.t), reward, terminated, truncated, info
+        return wrap_obs(obs, float(reward), rep[0], self.t), reward, terminated, truncated, info
+
+
+class AmagoVecEnv(gym.vector.VectorWrapper):
+    """AmagoEnv for an env that steps all N actors itself (`--env-mode already_vectorized`, jax/gymnax style): the same
+    observation dict and same-step autoreset info (final_obs, final_info) that SyncVectorEnv(AmagoEnv) gives the loop.
+    The env takes and returns batched numpy arrays (fresh each step), resets finished actors inside step() (as gymnax
+    does; the reference's AlreadyVectorizedEnv relies on it too) and should return their true last observations as
+    info["final_obs"]. Without it the reset observation stands in, as in the reference, so a truncated episode then
+    bootstraps from the next episode's first observation."""
+
+    def __init__(self, env: gym.vector.VectorEnv, env_name: str):
+        super().__init__(env)
+        mode = env.metadata.get("autoreset_mode", gym.vector.AutoresetMode.SAME_STEP)
+        if mode != gym.vector.AutoresetMode.SAME_STEP:
+            raise ValueError(f"--env-mode already_vectorized needs an env that resets finished actors in the same step "
+                             f"(autoreset_mode SAME_STEP, as gymnax); {env} has {mode}")  # fmt: skip
+        self.env_name = getattr(env.unwrapped, "env_name", env_name)
+        spaces = amago_spaces(env.single_observation_space, env.single_action_space)
+        self.action_dim, self.single_action_space, self.single_observation_space = spaces
+        self.action_space = gym.vector.utils.batch_space(self.single_action_space, self.num_envs)
+        self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, self.num_envs)
+        self.metadata = {**env.metadata, "autoreset_mode": gym.vector.AutoresetMode.SAME_STEP}
+
+    def reset(self, **kwargs):
+        obs, info = self.env.reset(**kwargs)
+        N = self.num_envs
+        self.t = np.zeros(N, np.int64)
+        info["env_name"] = np.full(N, self.env_name, object)
+        return wrap_obs(obs, np.zeros(N), np.zeros((N, self.action_dim), np.float32), self.t), info
+
+    def step(self, actions):
+        rep, env_actions = to_env_actions(self.env.single_action_space, actions)
+        obs, rew, term, trunc, info = self.env.step(env_actions)
+        done = term | trunc
+        self.t += 1
+        last = wrap_obs(info.get("final_obs", obs), rew, rep, self.t)  # each actor's observation after its action
+        self.t[done] = 0
+        next_obs = wrap_obs(obs, np.where(done, 0.0, rew), np.where(done[:, None], 0.0, rep), self.t)  # reset: zero rl2
+        names = np.full(self.num_envs, self.env_name, object)
+        info = {"env_name": names, "final_obs": [index_obs(last, i) if d else None for i, d in enumerate(done)],
+                "final_info": {"env_name": names, **{k: v for k, v in info.items() if k.startswith(LOG_PREFIX)}}}  # fmt: skip
+        return next_obs, rew, term, trunc, info
 
 
 def make_env(env_id, seed, idx, capture_video, run_name):
@@ -264,6 +348,8 @@ def make_env(env_id, seed, idx, capture_video, run_name):
 def make_vec_env(env_id, num_envs, mode, seed, capture_video=False, run_name=""):
     # same-step autoreset: a done actor hands back its true final obs in info["final_obs"] and its reset obs in
     # the same call, so no fake transition is inserted (gymnasium 1.x's default NEXT_STEP mode would insert one).
+    if mode == "already_vectorized":  # the env id's vector_entry_point builds all num_envs actors in one env
+        return AmagoVecEnv(gym.make_vec(env_id, num_envs, vectorization_mode="vector_entry_point"), env_id)
     fns = [make_env(env_id, seed, i, capture_video, run_name) for i in range(num_envs)]
     kind = gym.vector.SyncVectorEnv if mode == "sync" else gym.vector.AsyncVectorEnv
     return kind(fns, autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)
@@ -335,6 +421,20 @@ class BilevelEpsilonGreedy(EpsilonGreedy):
         return self.scale * (at_start - (at_start - at_end) * frac)
 
 
+class TMazeEpsilonGreedy(EpsilonGreedy):
+    """T-Maze's corridor asks for H-1 "right" actions in a row, a worst case for epsilon-greedy that the task (a test
+    of memory, not exploration) does not mean to pose. So eps is fixed at 0.5/H on corridor steps 1 .. H-4 and
+    follows the annealed schedule at the start (the cue) and the last steps (the turn) (AMAGO's examples/04_tmaze.py)."""
+
+    def __init__(self, num_envs, action_space, eps_start, eps_end, anneal_steps, seed, corridor):
+        super().__init__(num_envs, action_space, eps_start, eps_end, anneal_steps, seed)
+        self.corridor = corridor
+
+    def epsilon(self, time_idx):
+        in_corridor = (time_idx > 0) & (time_idx < self.corridor - 3)
+        return np.where(in_corridor, 0.5 / self.corridor, super().epsilon(time_idx))
+
+
 # ======================================================================================================
 # Small utilities: symlog, running input normalization
 # ======================================================================================================
@@ -379,6 +479,9 @@ class InputNorm(nn.Module):
 
 # ======================================================================================================
 # Timestep encoder: one observation + rl2 -> one token (no mixing across time)
+#   ff:  every obs key flattened, + rl2 -> InputNorm -> MLP (the reference's FFTstepEncoder)
+#   cnn: image keys (3-D Boxes) -> CNN, beside the ff path for the other keys + rl2
+# Your own encoder goes in make_tstep_encoder (end of this section).
 # ======================================================================================================
 class TstepEncoder(nn.Module):
     """Flattens the obs keys (sorted) and rl2 = [prev reward, prev action] into one vector, normalizes it with a
@@ -400,6 +503,143 @@ class TstepEncoder(nn.Module):
         if self.training and mask is not None:
             self.norm.update(x, mask)
         return self.out_norm(self.mlp(self.norm(x)))
+
+
+def is_image(space):
+    return isinstance(space, gym.spaces.Box) and len(space.shape) == 3
+
+
+def channels_last(shape, layout):
+    """True for (H, W, C), False for (C, H, W); `auto` takes the smaller of the first and last axes as the channels."""
+    if layout != "auto":
+        return layout == "hwc"
+    if shape[0] == shape[2]:
+        raise ValueError(f"cannot tell the channel axis of image shape {shape}: pass --image-layout hwc or chw")
+    return shape[2] < shape[0]
+
+
+class NatureCNN(nn.Sequential):
+    """DQN's conv stack (Mnih et al., 2015): conv -> leaky_relu per layer, no padding. Delta-orthogonal init (only
+    the centre tap is non-zero, orthogonal), as the reference's NatureishCNN."""
+
+    def __init__(self, c_in, channels, kernels, strides):
+        layers = []
+        for c, k, s in zip(channels, kernels, strides):
+            conv = nn.Conv2d(c_in, c, k, s)
+            nn.init.zeros_(conv.weight)
+            nn.init.zeros_(conv.bias)
+            with torch.no_grad():
+                conv.weight[:, :, k // 2, k // 2] = nn.init.orthogonal_(torch.empty(c, c_in), nn.init.calculate_gain("leaky_relu"))
+            layers += [conv, nn.LeakyReLU()]
+            c_in = c
+        super().__init__(*layers)
+
+
+class ResBlock(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.conv1, self.conv2 = nn.Conv2d(d, d, 3, padding=1), nn.Conv2d(d, d, 3, padding=1)
+        self.norm = nn.GroupNorm(4, d)  # the reference's post-residual GroupNorm (IMPALA itself has none)
+
+    def forward(self, x):
+        return self.norm(x + self.conv2(F.leaky_relu(self.conv1(F.leaky_relu(x)))))
+
+
+class ImpalaCNN(nn.Sequential):
+    """IMPALA's residual stack (Espeholt et al., 2018): per width d, conv3x3 -> maxpool(3, stride 2) -> 2 residual
+    blocks. No activation after the last block (as the reference's IMPALAishCNN)."""
+
+    def __init__(self, c_in, channels):
+        layers = []
+        for d in channels:
+            layers += [nn.Conv2d(c_in, d, 3, padding=1), nn.MaxPool2d(3, 2), ResBlock(d), ResBlock(d)]
+            c_in = d
+        super().__init__(*layers)
+
+
+def make_cnn(args, c_in):
+    if args.cnn == "impala":
+        channels = args.cnn_channels or (16, 32, 32)
+        if any(d % 4 for d in channels):
+            raise ValueError(f"--cnn impala: every --cnn-channels width must be divisible by 4 (GroupNorm(4)), got {channels}")
+        return ImpalaCNN(c_in, channels)
+    channels = args.cnn_channels or (32, 64, 64)
+    if not len(channels) == len(args.cnn_kernels) == len(args.cnn_strides):
+        raise ValueError(f"--cnn nature: --cnn-channels {channels}, --cnn-kernels {args.cnn_kernels} and --cnn-strides "
+                         f"{args.cnn_strides} must have one entry per conv layer")  # fmt: skip
+    return NatureCNN(c_in, channels, args.cnn_kernels, args.cnn_strides)
+
+
+class RandomShift(nn.Module):
+    """DrQ-v2's augmentation (Yarats et al., 2021): replicate-pad by `pad`, crop back at a random integer offset, each
+    frame its own offset, on the last `frac` of the batch's sequences. Identity in eval mode (rollouts).
+    Clamped pixel indices are the replicate padding, so no padded copy is made (the reference uses grid_sample)."""
+
+    def __init__(self, pad, frac):
+        super().__init__()
+        if not 0 <= frac <= 1 or pad < 0:
+            raise ValueError(f"--aug-frac must lie in [0, 1] and --aug-pad be >= 0, got {frac} and {pad}")
+        self.pad, self.frac = pad, frac
+
+    def forward(self, img):  # img: (B, L, C, H, W), any dtype -> same shape
+        if not self.training or self.frac == 0 or self.pad == 0:
+            return img
+        B, L, C, H, W = img.shape
+        split = max(min(math.ceil(B * (1 - self.frac)), B - 1), 0)  # the reference's split: >= 1 sequence shifted
+        x = img[split:].flatten(0, 1)  # (N, C, H, W)
+        dy, dx = torch.randint(-self.pad, self.pad + 1, (2, len(x), 1), device=img.device)
+        rows = (torch.arange(H, device=img.device) + dy).clamp(0, H - 1)  # (N, H): out[i, j] = in[i + dy, j + dx]
+        cols = (torch.arange(W, device=img.device) + dx).clamp(0, W - 1)  # (N, W)
+        x = x[torch.arange(len(x), device=img.device)[:, None, None], :, rows[:, :, None], cols[:, None, :]]  # (N, H, W, C)
+        return torch.cat([img[:split], x.permute(0, 3, 1, 2).reshape(B - split, L, C, H, W)])
+
+
+class CNNTstepEncoder(nn.Module):
+    """Each image key -> random shift (training) -> its own CNN; the other keys and rl2 -> the ff path above (so
+    images never enter InputNorm); leaky_relu(concat) -> Linear -> LayerNorm. The reference's CNNTstepEncoder reads one
+    image key and embeds symlog(rl2) with one Linear; ours also takes vector keys, and rl2 joins them in InputNorm."""
+
+    def __init__(self, obs_space: gym.spaces.Dict, rl2_dim, args):
+        super().__init__()
+        self.img_keys = sorted(k for k in obs_space.keys() if is_image(obs_space[k]))
+        self.hwc = [channels_last(obs_space[k].shape, args.image_layout) for k in self.img_keys]
+        self.uint8 = [obs_space[k].dtype == np.uint8 for k in self.img_keys]  # float images are used as they are
+        vec_space = gym.spaces.Dict({k: s for k, s in obs_space.items() if k not in self.img_keys})
+        self.vec = TstepEncoder(vec_space, rl2_dim, args.tstep_hidden, args.tstep_dim)
+        self.aug = RandomShift(args.aug_pad, args.aug_frac)
+        self.cnns, cnn_out = nn.ModuleList(), 0
+        for k, hwc in zip(self.img_keys, self.hwc):
+            C, H, W = (int(d) for d in (np.roll(obs_space[k].shape, 1) if hwc else obs_space[k].shape))
+            self.cnns.append(make_cnn(args, C))
+            try:
+                cnn_out += self.cnns[-1](torch.zeros(1, C, H, W)).numel()
+            except RuntimeError as e:  # a conv or pool larger than its input
+                raise ValueError(f"obs {k!r}: a {H}x{W} image is too small for --cnn {args.cnn} (use fewer --cnn-channels "
+                                 f"layers, or smaller --cnn-kernels / --cnn-strides for nature): {e}") from None  # fmt: skip
+        self.img_proj = nn.Linear(cnn_out, args.tstep_dim)
+        self.out = nn.Sequential(nn.LeakyReLU(), nn.Linear(2 * args.tstep_dim, args.tstep_dim), nn.LayerNorm(args.tstep_dim))
+
+    def forward(self, obs, rl2, mask=None):  # obs[image key]: (B, L, H, W, C) or (B, L, C, H, W) -> (B, L, tstep_dim)
+        B, L = rl2.shape[:2]
+        feats = []
+        for k, hwc, uint8, cnn in zip(self.img_keys, self.hwc, self.uint8, self.cnns):
+            img = self.aug(obs[k].permute(0, 1, 4, 2, 3) if hwc else obs[k]).float()  # (B, L, C, H, W)
+            img = img / 128.0 - 1.0 if uint8 else img  # [0, 255] -> [-1, 1), as the reference
+            feats.append(cnn(img.flatten(0, 1)).reshape(B, L, -1))  # (c, h, w) order
+        return self.out(torch.cat([self.img_proj(torch.cat(feats, -1)), self.vec(obs, rl2, mask)], -1))
+
+
+def make_tstep_encoder(args, obs_space, rl2_dim):
+    """--tstep-encoder -> module. To add your own: any nn.Module with forward(obs {key: (B, L, *shape)}, rl2 (B, L,
+    rl2_dim), mask (B, L) or None) -> (B, L, args.tstep_dim) that mixes nothing across time; return it here."""
+    has_image = any(is_image(s) for s in obs_space.values())
+    kind = ("cnn" if has_image else "ff") if args.tstep_encoder == "auto" else args.tstep_encoder
+    if kind == "ff":
+        return TstepEncoder(obs_space, rl2_dim, args.tstep_hidden, args.tstep_dim)
+    if kind == "cnn" and has_image:
+        return CNNTstepEncoder(obs_space, rl2_dim, args)
+    raise ValueError(f"--tstep-encoder {args.tstep_encoder!r} with observations {obs_space}: choose auto, ff, or cnn "
+                     "(cnn needs an image key: a 3-D Box)")  # fmt: skip
 
 
 # ======================================================================================================
@@ -484,8 +724,10 @@ def sinusoidal_embedding(time, d_model):  # time: (B, L) absolute timestep since
 _flash_attn = None
 
 
-def attention(q, k, v, causal, mask=None, dropout=0.0):
-    """q, k, v: (B, H, L, E). flash-attn's kernel when installed on CUDA (half precision), else torch's SDPA."""
+def attention(q, k, v, window=None, mask=None):
+    """q, k, v: (B, H, L, E) -> (B, H, L, E). Training (mask None): causal, each query sees its last `window` keys
+    incl. itself (None: all). Rollouts: `mask` (N, 1, 1, W) marks the valid cache slots of each actor's one query.
+    flash-attn's kernel when installed on CUDA (half precision), else torch's SDPA."""
     global _flash_attn
     if q.is_cuda and mask is None and q.dtype in (torch.float16, torch.bfloat16):
         if _flash_attn is None:
@@ -493,10 +735,15 @@ def attention(q, k, v, causal, mask=None, dropout=0.0):
                 _flash_attn = importlib.import_module("flash_attn").flash_attn_func
             except ImportError:
                 _flash_attn = False
-        if _flash_attn:  # flash-attn wants (B, L, H, E)
-            out = _flash_attn(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), dropout_p=dropout, causal=causal)
+        if _flash_attn:  # flash-attn wants (B, L, H, E); window_size = (keys to the left, keys to the right), -1: all
+            left = -1 if window is None else window - 1
+            out = _flash_attn(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), causal=True, window_size=(left, 0))
             return out.transpose(1, 2)
-    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout, is_causal=causal and mask is None)
+    L = q.shape[2]
+    if mask is None and window is not None and window < L:
+        i = torch.arange(L, device=q.device)
+        mask = (i[None, :] <= i[:, None]) & (i[:, None] - i[None, :] < window)  # (L, L) causal band of width window
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=mask is None)
 
 
 class TransformerLayer(nn.Module):
@@ -524,9 +771,9 @@ class TransformerLayer(nn.Module):
         h = self.norm_ff(F.leaky_relu(self.ff1(self.norm3(x))))
         return x + self.drop(self.ff2(h))
 
-    def forward(self, x, mask=None):  # x: (B, L, d)
+    def forward(self, x, window=None):  # x: (B, L, d)
         q, k, v = self.split_heads(self.norm1(x))
-        return self.mlp_block(x, attention(q, k, v, causal=True, mask=mask))
+        return self.mlp_block(x, attention(q, k, v, window))
 
     def step(self, x, k_cache, v_cache, count):
         """x: (N, 1, d); caches: (N, H, W, E) ring buffers holding the last W keys/values of each actor."""
@@ -538,36 +785,42 @@ class TransformerLayer(nn.Module):
         v_cache[rows, :, slot] = v[:, :, 0]
         valid = torch.arange(W, device=x.device) <= count.clamp(max=W - 1).unsqueeze(1)  # (N, W)
         # keys carry their absolute position (added at the input), so order inside the ring does not matter
-        attn = attention(q, k_cache, v_cache, causal=False, mask=valid.view(N, 1, 1, W))
+        attn = attention(q, k_cache, v_cache, mask=valid.view(N, 1, 1, W))
         return self.mlp_block(x, attn)
 
 
 class TransformerTrajEncoder(nn.Module):
-    def __init__(self, d_in, d_model, n_layers, n_heads, d_ff, dropout, max_seq_len):
+    def __init__(self, d_in, d_model, n_layers, n_heads, d_ff, dropout, max_seq_len, window_size=None, pos_emb="sinusoidal",
+                 max_time_idx=1000):  # fmt: skip
         super().__init__()
         if d_model % n_heads or d_model % 2:
             raise ValueError(f"--d-model {d_model} must be even and divisible by --n-heads {n_heads}")
+        if pos_emb not in ("sinusoidal", "learned"):
+            raise ValueError(f"--pos-emb {pos_emb!r}: choose sinusoidal or learned")
         self.inp = nn.Linear(d_in, d_model)
+        # learned: one N(0, 1) row per absolute timestep (the reference's LearnablePosEmb)
+        self.pos = nn.Embedding(max_time_idx, d_model) if pos_emb == "learned" else None
         self.layers = nn.ModuleList(TransformerLayer(d_model, n_heads, d_ff, dropout) for _ in range(n_layers))
         self.out_norm = nn.LayerNorm(d_model)
         self.drop = nn.Dropout(dropout)
         self.d_model, self.n_heads, self.emb_dim = d_model, n_heads, d_model
-        self.window = max_seq_len  # rollouts attend over the last max_seq_len steps (the reference's rolling cache)
+        self.window_size = window_size or None  # None: full causal attention over the training window
+        # rollouts attend over the last `window` steps: the sliding window, else max_seq_len (the reference's rolling
+        # cache); the KV cache holds exactly that many, so its memory never grows with the rollout
+        self.window = self.window_size or max_seq_len
 
     def embed(self, x, time):
-        return self.drop(self.inp(x) + sinusoidal_embedding(time, self.d_model))
+        if self.pos is None:
+            return self.drop(self.inp(x) + sinusoidal_embedding(time, self.d_model))
+        # deviation: the reference requires t < max_time_idx; we clamp, so later steps share the last row
+        return self.drop(self.inp(x) + self.pos(time.clamp(max=self.pos.num_embeddings - 1)))
 
     def forward(self, x, time, window=None):
-        """Causal attention over the window. `window=w` limits each query to the last w keys (incl. itself),
-        which is exactly what the rolling rollout cache computes."""
-        L = x.shape[1]
-        mask = None
-        if window is not None and L > window:
-            i = torch.arange(L, device=x.device)
-            mask = (i[None, :] <= i[:, None]) & (i[:, None] - i[None, :] < window)  # (L, L)
+        """Causal attention in which each query sees its last `window` keys incl. itself (default --window-size;
+        None: all). forward(..., window=self.window) is exactly what the rolling rollout cache computes."""
         x = self.embed(x, time)
         for layer in self.layers:
-            x = layer(x, mask)
+            x = layer(x, window or self.window_size)
         return self.out_norm(x)
 
     def step(self, x, time, hidden):
@@ -617,9 +870,7 @@ class MambaBlock(nn.Module):
         dt, Bm, Cm = self.ssm_params(u)
         A = -torch.exp(self.A_log)  # (d_inner, n)
         if u.is_cuda and (kernel := _mamba_kernel()):
-            y = kernel(u.transpose(1, 2), dt.transpose(1, 2), A, Bm.transpose(1, 2), Cm.transpose(1, 2), self.D.float(),
-                       z.transpose(1, 2)).transpose(1, 2)  # fmt: skip
-            return self.out_proj(y)
+            return self.out_proj(kernel(u, dt, A, Bm, Cm, self.D, z))  # the same scan, gated by silu(z), fused
         h = u.new_zeros(u.shape[0], self.d_inner, self.d_state)
         ys = []
         for t in range(L):  # h_t = exp(dt A) h_{t-1} + dt B_t u_t;  y_t = C_t h_t + D u_t
@@ -639,19 +890,27 @@ class MambaBlock(nn.Module):
         return self.out_proj(y * F.silu(z)).unsqueeze(1), conv_state, ssm_state
 
 
-_mamba_fn = None
+_selective_scan = None
 
 
 def _mamba_kernel():
-    """mamba-ssm's selective_scan_fn if it is installed, else False (imported lazily: it needs CUDA)."""
-    global _mamba_fn
-    if _mamba_fn is None:
+    """mamba-ssm's fused scan (`_mamba_fused_scan`) if mamba-ssm is installed, else False (imported lazily: it needs CUDA)."""
+    global _selective_scan
+    if _selective_scan is None:
         try:
-            fn = importlib.import_module("mamba_ssm.ops.selective_scan_interface").selective_scan_fn
-            _mamba_fn = lambda u, dt, A, B, C, D, z: fn(u, dt, A, B, C, D, z=z, delta_softplus=False)  # noqa: E731
+            _selective_scan = importlib.import_module("mamba_ssm.ops.selective_scan_interface").selective_scan_fn
         except ImportError:
-            _mamba_fn = False
-    return _mamba_fn
+            _selective_scan = False
+    return _selective_scan and _mamba_fused_scan
+
+
+def _mamba_fused_scan(u, dt, A, Bm, Cm, D, z):
+    """The pure-PyTorch scan's inputs, u, dt, z (B, L, d_inner), A (d_inner, n), Bm, Cm (B, L, n), D (d_inner,)
+    -> (C_t h_t + D u_t) * silu(z_t): (B, L, d_inner), through mamba-ssm's selective_scan_fn."""
+    # the kernel wants (B, channels, L), one dtype (u's) for u, dt, B, C and z, and fp32 A and D (under autocast,
+    # softplus gives dt in fp32 while u is bf16); dt is already softplus'd, hence delta_softplus=False
+    t = lambda x: x.to(u.dtype).transpose(1, 2)  # noqa: E731
+    return _selective_scan(t(u), t(dt), A.float(), t(Bm), t(Cm), D.float(), z=t(z), delta_softplus=False).transpose(1, 2)
 
 
 class MambaTrajEncoder(nn.Module):
@@ -695,7 +954,8 @@ def make_traj_encoder(args, d_in):
     if args.traj_encoder == "gru":
         return GRUTrajEncoder(d_in, args.d_model, args.n_layers)
     if args.traj_encoder == "transformer":
-        return TransformerTrajEncoder(d_in, args.d_model, args.n_layers, args.n_heads, args.d_ff, args.dropout, args.max_seq_len)
+        return TransformerTrajEncoder(d_in, args.d_model, args.n_layers, args.n_heads, args.d_ff, args.dropout,
+                                      args.max_seq_len, args.window_size, args.pos_emb, args.max_time_idx)  # fmt: skip
     if args.traj_encoder == "mamba":
         return MambaTrajEncoder(d_in, args.d_model, args.n_layers, args.d_state)
     raise ValueError(f"--traj-encoder {args.traj_encoder!r}: choose ff, gru, transformer or mamba")
@@ -796,7 +1056,11 @@ class CriticEnsemble(nn.Module):
 # ======================================================================================================
 class PopArt(nn.Module):
     """Critics output normalized values q; the normalized Q is w*q + b, the raw Q is sigma*(w*q + b) + mu.
-    When the statistics (mu, sigma) move, (w, b) change so that raw Q is unchanged (van Hasselt et al., 2016)."""
+    When the statistics (mu, sigma) move, (w, b) change so that raw Q is unchanged (van Hasselt et al., 2016).
+    As in the reference, (w, b) are per-gamma scalars, not the critic's last layer, so "unchanged" holds from the
+    start: raw Q = sqrt(init_nu) * q = 10 q forever (w * sigma stays 10, sigma * b + mu stays 0). What PopArt changes
+    is the loss: gamma g's squared error is (10 q - y)^2 / sigma_g^2. A value of 5,000 still needs q = 500, and a
+    gamma whose targets barely vary (e.g. 0.1 under a constant reward) gets a huge weight (README, CartPole)."""
 
     def __init__(self, num_gammas, beta=5e-4, init_nu=100.0, enabled=True):
         super().__init__()
@@ -863,12 +1127,15 @@ class Agent(nn.Module):
             self.kind, A = "multibinary", int(np.prod(action_space.shape))
         else:
             self.kind, A = "box", int(np.prod(action_space.shape))
-        if self.kind == "multibinary" and args.online_coeff > 0:
-            raise ValueError("MultiBinary actions are not differentiable: use --online-coeff 0")
+        # the online term needs a dQ/da path (DPG) or an exact expectation (Discrete); Bernoulli bits have neither
+        self.online_coeff = float(self.kind != "multibinary") if args.online_coeff is None else args.online_coeff
+        if self.kind == "multibinary" and self.online_coeff > 0:
+            raise ValueError(f"--online-coeff {args.online_coeff}: MultiBinary actions are not differentiable, so the "
+                             "online (DPG) term must be 0 (leave --online-coeff unset for the default)")  # fmt: skip
         self.args, self.A = args, A
         self.register_buffer("gammas", torch.tensor([*args.multigammas, args.gamma], dtype=torch.float32))  # (G,)
         G = len(self.gammas)
-        self.tstep = TstepEncoder(obs_space, A + 1, args.tstep_hidden, args.tstep_dim)
+        self.tstep = make_tstep_encoder(args, obs_space, A + 1)
         self.traj = make_traj_encoder(args, args.tstep_dim)
         D = self.traj.emb_dim
         self.actor = Actor(D, A, self.kind, G, args.actor_hidden, args.discrete_clip)
@@ -929,7 +1196,7 @@ class Agent(nn.Module):
             # REDQ: each (b, t, g) reduces its own random subset of critics, drawn with replacement
             idx = torch.randint(C, (*q_next.shape[:2], args.num_critics_td, G), device=s.device)
             subset = q_next.gather(2, idx)
-            q_next = subset.min(2).values if args.online_coeff > 0 else subset.mean(2)  # (B, T, G)
+            q_next = subset.min(2).values if self.online_coeff > 0 else subset.mean(2)  # (B, T, G)
             y = nstep_td_target(r, d, mask, q_next, self.gammas, args.n_step)
             self.popart.update(y, mask)
             y_norm = self.popart.normalize_target(y)
@@ -950,7 +1217,7 @@ class Agent(nn.Module):
             adv = q.detach().mean(2) - q_pi.detach().mean(2)
             keep = (adv > 0).float()
         offline = -keep * logp
-        actor_loss = masked_mean(args.online_coeff * online + args.offline_coeff * offline, mask[:, :, None])
+        actor_loss = masked_mean(self.online_coeff * online + args.offline_coeff * offline, mask[:, :, None])
 
         loss = actor_loss + args.critic_loss_weight * critic_loss
         metrics = {
@@ -1000,14 +1267,18 @@ class DiskReplayBuffer(torch.utils.data.IterableDataset):
     timesteps. Files are written atomically (temp file, then rename), so a reader never sees half a file; a file
     that cannot be read anyway (disk full, edited by hand) is skipped and never sampled again by that reader.
     Iterating runs in a DataLoader worker, so reading overlaps with the update; files never change once written,
-    so the worker keeps the ones it has read in a (bounded) cache."""
+    so the worker keeps the ones it has read in a (bounded) cache.
+    `relabel` (optional): window dict -> window dict, applied to every sampled window in the worker, e.g. hindsight
+    relabeling (AMAGO Alg. 1: "relabel old sequence data with new rewards"). It gets the arrays as sampled (obs_*,
+    rl2, time: W+1 timesteps; actions, rewards, terminated: W) and may shorten them, but must not write into them:
+    they are views of the cached file."""
 
-    def __init__(self, root, max_size, max_seq_len, action_dim, discrete, file_format="npz", cache_files=10_000):
+    def __init__(self, root, max_size, max_seq_len, action_dim, discrete, file_format="npz", cache_files=10_000, relabel=None):
         self.fifo, self.protected = Path(root) / "fifo", Path(root) / "protected"
         self.fifo.mkdir(parents=True, exist_ok=True)
         self.protected.mkdir(parents=True, exist_ok=True)
         self.max_size, self.max_seq_len, self.A, self.discrete = max_size, max_seq_len, action_dim, discrete
-        self.file_format, self.cache_files = file_format, cache_files
+        self.file_format, self.cache_files, self.relabel = file_format, cache_files, relabel
 
     def save(self, traj):
         """traj: lists of wrapped observations (T+1) and of actions, rewards, terminated (T) -> one .npz file."""
@@ -1065,7 +1336,8 @@ class DiskReplayBuffer(torch.utils.data.IterableDataset):
             T = len(data["actions"])
             start = random.randint(0, max(T - self.max_seq_len, 0))
             stop = start + min(self.max_seq_len, T)
-            return {k: v[start : stop + 1] if k in ("rl2", "time") or k.startswith("obs_") else v[start:stop] for k, v in data.items()}
+            window = {k: v[start : stop + 1] if k in ("rl2", "time") or k.startswith("obs_") else v[start:stop] for k, v in data.items()}
+            return self.relabel(window) if self.relabel else window
         raise RuntimeError(f"no readable trajectory files in {self.fifo} or {self.protected}")
 
     def __iter__(self):  # an endless stream of windows; the file list is refreshed every 256 samples
@@ -1075,6 +1347,17 @@ class DiskReplayBuffer(torch.utils.data.IterableDataset):
             cache = {f: cache[f] for f in files if f in cache}  # forget deleted files
             for _ in range(256):
                 yield self.sample(files, cache, bad)
+
+
+def load_relabel(spec):
+    """`--relabel module:function` -> the function (None: no relabeling)."""
+    if spec is None:
+        return None
+    module, _, name = spec.partition(":")
+    fn = getattr(importlib.import_module(module), name, None) if name else None
+    if not callable(fn):
+        raise ValueError(f"--relabel {spec!r} must name a function as `module:function`, e.g. envs.mazerunner:relabel_some")
+    return fn
 
 
 def collate(samples):
@@ -1186,7 +1469,8 @@ def load_checkpoint(path, agent, optimizer, explore):
 
 def check_args(args):
     positive = ["total_timesteps", "num_envs", "max_seq_len", "timesteps_per_epoch", "batch_size", "n_step", "num_critics", "num_critics_td",
-                "d_model", "n_layers", "eval_episodes", "buffer_max_size", "traj_save_len"]  # fmt: skip
+                "d_model", "n_layers", "eval_episodes", "buffer_max_size", "traj_save_len", "tmaze_corridor",
+                "max_time_idx"]  # fmt: skip
     for name in positive:
         if getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
@@ -1194,6 +1478,9 @@ def check_args(args):
         raise ValueError(f"discounts must lie in [0, 1): --gamma {args.gamma}, --multigammas {args.multigammas}")
     if args.traj_save_len < args.max_seq_len:
         raise ValueError(f"--traj-save-len {args.traj_save_len} must be >= --max-seq-len {args.max_seq_len}")
+    if args.window_size and not 1 <= args.window_size <= args.max_seq_len:
+        raise ValueError(f"--window-size {args.window_size} must lie in 1 .. --max-seq-len {args.max_seq_len} "
+                         "(0 or None: full causal attention)")  # fmt: skip
     lo, hi = args.discrete_clip
     if not 0 <= lo < hi <= 1:
         raise ValueError(f"--discrete-clip {args.discrete_clip} must satisfy 0 <= low < high <= 1")
@@ -1204,6 +1491,8 @@ def make_exploration(args, envs):
     common = (args.num_envs, envs.single_action_space, args.eps_start, args.eps_end, anneal, args.seed)
     if args.exploration == "bilevel":
         return BilevelEpsilonGreedy(*common, args.bilevel_horizon, args.bilevel_eps_end)
+    if args.exploration == "tmaze":
+        return TMazeEpsilonGreedy(*common, args.tmaze_corridor)
     return EpsilonGreedy(*common)
 
 
@@ -1243,7 +1532,7 @@ if __name__ == "__main__":
     agent = Agent(args, envs.single_observation_space["obs"], envs.single_action_space).to(device)
     optimizer = torch.optim.AdamW(agent.trainable_parameters(), lr=args.learning_rate, weight_decay=args.weight_decay, fused=True)
     buffer = DiskReplayBuffer(Path(args.buffer_dir) / run_name, args.buffer_max_size, args.max_seq_len, agent.A,
-                              agent.kind == "discrete", args.file_format)  # fmt: skip
+                              agent.kind == "discrete", args.file_format, relabel=load_relabel(args.relabel))  # fmt: skip
     loader = None  # started once the buffer holds a file
     explore = make_exploration(args, envs)
     counters = {"epoch": 0, "global_step": 0, "updates": 0, "frames": {}}  # frames: env steps per env name
@@ -1272,7 +1561,7 @@ if __name__ == "__main__":
         policy.eval()
         t0 = time.time()
         for _ in range(args.timesteps_per_epoch):
-            a, hidden = policy.get_actions(*obs_to_torch(obs, device), hidden)
+            a, hidden = policy.get_actions(*obs_to_torch(obs, device), hidden, greedy=args.train_greedy)
             a = explore(a.cpu().numpy(), obs["time"])
             next_obs, rew, term, trunc, info = envs.step(a)
             done = term | trunc
@@ -1302,8 +1591,11 @@ if __name__ == "__main__":
         # ALGO LOGIC: training
         t0, metrics = time.time(), {}
         if loader is None and buffer.files():
+            # a jax env (envs.gymnax_env) runs threads that a forked worker could deadlock on: start workers clean
+            context = "forkserver" if args.num_workers and "jax" in sys.modules else None
             loader = iter(torch.utils.data.DataLoader(buffer, args.batch_size, collate_fn=collate, num_workers=args.num_workers,
-                                                      persistent_workers=args.num_workers > 0, prefetch_factor=4 if args.num_workers else None))  # fmt: skip
+                                                      persistent_workers=args.num_workers > 0, prefetch_factor=4 if args.num_workers else None,
+                                                      multiprocessing_context=context))  # fmt: skip
         if loader is not None:
             policy.train()
             for _ in range(args.batches_per_epoch):

@@ -28,5 +28,29 @@ class CountingEnv(gym.Env):
         return np.array([self.t, 0.0], np.float32), reward, end and not self.truncate, end and self.truncate, info
 
 
+class BitsEnv(gym.Env):
+    """MultiBinary(n) actions: the observation shows n target bits, the reward is the fraction of action bits that
+    match them. Ends after `length` steps. Records the actions it received."""
+
+    def __init__(self, n=3, length=5):
+        self.length = length
+        self.observation_space = gym.spaces.Box(0, 1, (n,), np.float32)
+        self.action_space = gym.spaces.MultiBinary(n)
+        self.received = []
+
+    def reset(self, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t, self.target = 0, self.np_random.integers(0, 2, self.action_space.n)
+        return self.target.astype(np.float32), {}
+
+    def step(self, action):
+        self.received.append(np.array(action, copy=True))
+        self.t += 1
+        reward = float(np.mean(np.asarray(action) == self.target))
+        self.target = self.np_random.integers(0, 2, self.action_space.n)
+        return self.target.astype(np.float32), reward, self.t >= self.length, False, {}
+
+
 gym.register("DummyBox-v0", entry_point=lambda **kw: CountingEnv(box=True, **kw))
+gym.register("DummyMultiBinary-v0", entry_point=lambda **kw: BitsEnv(**kw))
 gym.register("DummyDiscrete-v0", entry_point=lambda **kw: CountingEnv(**kw))

@@ -1,6 +1,7 @@
 """A rollout, one token at a time with each encoder's cache / recurrent state, must compute exactly what the
 full-sequence forward computes on each episode, including episodes longer than max_seq_len and actors that
-reset in the middle of the batch."""
+reset in the middle of the batch. Every attention variant is covered (tests/test_variants.py tests the variants
+themselves)."""
 
 import pytest
 import torch
@@ -11,8 +12,22 @@ MAX_SEQ_LEN = 12
 D_IN = 10
 
 
+# encoder name -> (traj_encoder, extra Args): full causal attention, a sliding window shorter than max_seq_len, and a
+# learned position table smaller than the longest episode (45 steps), so its clamp is exercised too
+VARIANTS = {
+    "transformer": ("transformer", {}),
+    "transformer-window": ("transformer", {"window_size": 5}),
+    "transformer-learned-pos": ("transformer", {"pos_emb": "learned", "max_time_idx": 16}),
+    "gru": ("gru", {}),
+    "mamba": ("mamba", {}),
+    "ff": ("ff", {}),
+}
+
+
 def make_encoder(kind):
-    args = amago.Args(traj_encoder=kind, d_model=32, n_layers=2, n_heads=4, d_ff=64, max_seq_len=MAX_SEQ_LEN, d_state=8)
+    traj, extra = VARIANTS[kind]
+    args = amago.Args(traj_encoder=traj, d_model=32, n_layers=2, n_heads=4, d_ff=64, max_seq_len=MAX_SEQ_LEN, d_state=8,
+                      **extra)  # fmt: skip
     torch.manual_seed(0)
     return amago.make_traj_encoder(args, D_IN).eval()
 
@@ -30,7 +45,7 @@ def episode_layout():
     return steps, ends, time
 
 
-@pytest.mark.parametrize("kind", ["transformer", "gru", "mamba", "ff"])
+@pytest.mark.parametrize("kind", list(VARIANTS))
 def test_cached_rollout_equals_full_forward(kind):
     enc = make_encoder(kind)
     steps, ends, time = episode_layout()
@@ -50,7 +65,7 @@ def test_cached_rollout_equals_full_forward(kind):
             bounds = [-1] + ends[i] + [steps - 1]
             for lo, hi in zip(bounds[:-1], bounds[1:]):
                 seg = slice(lo + 1, hi + 1)
-                kwargs = {"window": MAX_SEQ_LEN} if kind == "transformer" else {}
+                kwargs = {"window": enc.window} if kind.startswith("transformer") else {}  # the cache's span
                 full = enc(x[i : i + 1, seg], time[i : i + 1, seg], **kwargs)
                 worst = max(worst, (full[0] - rollout[i, seg]).abs().max().item())
     assert worst < 1e-5, f"{kind}: cached rollout differs from the full forward by {worst}"

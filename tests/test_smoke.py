@@ -7,19 +7,21 @@ from pathlib import Path
 import pytest
 
 SCRIPT = Path(__file__).resolve().parents[1] / "amago_agent.py"
+SCRIPTS = [SCRIPT, SCRIPT.parent / "amago_multitask.py"]  # AMAGO-2: the same script but for its critic and loss
 TINY = ["--num-envs", "2", "--timesteps-per-epoch", "25", "--batches-per-epoch", "2", "--batch-size", "4", "--max-seq-len", "8",
         "--traj-save-len", "16", "--d-model", "16", "--n-layers", "1", "--n-heads", "2", "--d-ff", "32", "--tstep-hidden", "16",
         "--tstep-dim", "16", "--actor-hidden", "16", "--critic-hidden", "16", "--eval-interval", "2", "--eval-episodes", "2"]  # fmt: skip
 
 
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
 @pytest.mark.parametrize("encoder", ["ff", "gru", "transformer", "mamba"])
 @pytest.mark.parametrize("env_id, steps", [("CartPole-v1", 100), ("tests.dummy_envs:DummyBox-v0", 100)])
-def test_smoke_run(tmp_path, encoder, env_id, steps):
-    cmd = [sys.executable, str(SCRIPT), "--env-id", env_id, "--traj-encoder", encoder, "--total-timesteps", str(steps), *TINY, "--save-model"]
+def test_smoke_run(tmp_path, encoder, env_id, steps, script):
+    cmd = [sys.executable, str(script), "--env-id", env_id, "--traj-encoder", encoder, "--total-timesteps", str(steps), *TINY, "--save-model"]
     out = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300, env={"PYTHONPATH": str(SCRIPT.parent), "PATH": ""})
     assert out.returncode == 0, out.stderr[-3000:]
     (run,) = (tmp_path / "runs").iterdir()
-    assert (run / "amago_agent.cleanrl_model").exists() and (run / "checkpoint.pt").exists()
+    assert (run / f"{script.stem}.cleanrl_model").exists() and (run / "checkpoint.pt").exists()
     assert list((tmp_path / "buffers" / run.name / "fifo").glob("*.npz"))
 
 

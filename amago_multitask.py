@@ -1,0 +1,1659 @@
+# AMAGO-2's MultiTaskAgent (Grigsby et al., NeurIPS 2024): amago_agent.py with a two-hot classification critic and a
+# filtered-BC actor, so tasks whose returns differ in scale learn alike. docs and results: README.md#amago_multitaskpy
+import copy
+import importlib
+import math
+import os
+import random
+import sys
+import time
+import uuid
+import warnings
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Literal, Optional
+
+import gymnasium as gym
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import tyro
+from accelerate import Accelerator
+from accelerate.utils import broadcast_object_list
+from tqdm import tqdm
+
+
+@dataclass
+class Args:
+    exp_name: str = os.path.basename(__file__)[: -len(".py")]
+    """the name of this experiment"""
+    seed: int = 1
+    """seed of the experiment"""
+    torch_deterministic: bool = True
+    """if toggled, `torch.backends.cudnn.deterministic=True`"""
+    cuda: bool = True
+    """if toggled, cuda will be used when available"""
+    track: bool = False
+    """if toggled, this experiment will be tracked with Weights and Biases"""
+    wandb_project_name: str = "amago-clean"
+    """the wandb's project name"""
+    wandb_entity: Optional[str] = None
+    """the entity (team) of wandb's project"""
+    capture_video: bool = False
+    """whether to capture videos of the agent performances (check out `videos` folder)"""
+    save_model: bool = False
+    """whether to save the final model into the `runs/{run_name}` folder"""
+    run_name: Optional[str] = None
+    """the run's name (folder under runs/ and the buffer dir); default `{env_id}__{exp_name}__{seed}__{time}`"""
+    resume: bool = False
+    """if toggled, continue the run `--run-name` from its last checkpoint (weights, optimizer, counters, buffer)"""
+
+    # Algorithm specific arguments
+    env_id: str = "CartPole-v1"
+    """the id of the environment; old versions resolve to the newest one; `package.module:Env-v0` imports first"""
+    total_timesteps: int = 1_000_000
+    """total environment steps of the experiment (all actors together)"""
+    num_envs: int = 8
+    """the number of parallel actors"""
+    env_mode: Literal["sync", "async", "already_vectorized"] = "sync"
+    """gymnasium vector env kind (sync is 3-8x faster for cheap envs on few cores); already_vectorized: the env id's
+    `vector_entry_point` steps all num_envs actors itself and resets finished ones (jax/gymnax, e.g. envs.gymnax_env)"""
+    max_seq_len: int = 32
+    """context length: training windows hold max_seq_len transitions; rollouts attend over the last max_seq_len steps"""
+    timesteps_per_epoch: int = 100
+    """env steps per actor collected between two training phases"""
+    batches_per_epoch: int = 200
+    """gradient updates per epoch (the update-to-data ratio is batches/(timesteps*num_envs))"""
+    batch_size: int = 24
+    """number of sequences in a training batch"""
+    learning_rate: float = 6e-4
+    """AdamW learning rate (the reference: 1e-4; 6e-4 learns LunarLander ~4x faster at our CPU sizes)"""
+    warmup_steps: int = 500
+    """linear learning-rate warm-up from 0 over this many updates"""
+    grad_clip: float = 1.0
+    """global gradient-norm clip"""
+    weight_decay: float = 1e-3
+    """AdamW weight decay (on every parameter, as in the reference)"""
+    mixed_precision: Literal["no", "fp16", "bf16"] = "no"
+    """accelerate's mixed precision for the update (GPU)"""
+
+    # Timestep encoder, actor and critic sizes
+    tstep_hidden: int = 128
+    """hidden width of the timestep encoder MLP"""
+    tstep_dim: int = 64
+    """output width of the timestep encoder"""
+    tstep_encoder: Literal["auto", "ff", "cnn"] = "auto"
+    """ff: every obs key flattened, with rl2, into an MLP; cnn: image keys (3-D Boxes) through a CNN, the other keys
+    and rl2 through the ff MLP; auto: cnn when an obs key is an image"""
+    cnn: Literal["nature", "impala"] = "nature"
+    """cnn backbone: Nature-DQN-style convs or IMPALA-style residual blocks"""
+    cnn_channels: Optional[tuple[int, ...]] = None
+    """cnn widths, one per conv (nature) or per block (impala); default (32, 64, 64) nature, (16, 32, 32) impala"""
+    cnn_kernels: tuple[int, ...] = (8, 4, 3)
+    """nature: kernel sizes, one per conv (the defaults are DQN's, for 84x84 frames; e.g. 3 3 for 24x24)"""
+    cnn_strides: tuple[int, ...] = (4, 2, 1)
+    """nature: strides, one per conv"""
+    image_layout: Literal["auto", "hwc", "chw"] = "auto"
+    """image axes: channels last or first; auto takes the smaller of the first and last axes as the channels"""
+    aug_frac: float = 0.0
+    """DrQ-v2 random-shift augmentation on this fraction of each training batch's sequences (0: off; the reference
+    uses 0.75 when on); never in rollouts"""
+    aug_pad: int = 4
+    """random shift: the largest shift in pixels (the frame is replicate-padded by this much, then cropped)"""
+    actor_hidden: int = 128
+    """hidden width of the actor MLP (2 hidden layers)"""
+    critic_hidden: int = 128
+    """hidden width of each critic MLP (2 hidden layers)"""
+
+    # Trajectory encoder arguments
+    traj_encoder: Literal["ff", "gru", "transformer", "mamba"] = "transformer"
+    """the sequence model: ff (no memory), gru, transformer or mamba"""
+    d_model: int = 64
+    """width of the trajectory encoder"""
+    n_layers: int = 2
+    """layers of the trajectory encoder"""
+    n_heads: int = 8
+    """attention heads (transformer)"""
+    d_ff: int = 256
+    """feed-forward width (transformer); the reference uses 4*d_model"""
+    dropout: float = 0.05
+    """dropout on the transformer's embedding and feed-forward output"""
+    window_size: Optional[int] = None
+    """transformer: sliding-window causal attention over the last window_size steps (incl. the current one), in training
+    and rollouts, where the KV cache then holds only window_size steps; None or 0: full causal attention over the
+    training window and a rollout cache of max_seq_len (the reference's default)"""
+    pos_emb: Literal["sinusoidal", "learned"] = "sinusoidal"
+    """transformer position embedding of the absolute timestep: fixed sinusoids, or a learned table of max_time_idx rows"""
+    max_time_idx: int = 1000
+    """pos-emb learned: table size; timesteps >= max_time_idx share the last row (the reference requires t < max_time_idx)"""
+    d_state: int = 16
+    """SSM state size (mamba)"""
+
+    # AMAGO's actor-critic
+    gamma: float = 0.999
+    """the discount the agent acts with (the last of the gammas)"""
+    multigammas: tuple[float, ...] = (0.1, 0.9, 0.95, 0.97, 0.99, 0.995)
+    """extra discounts learned in parallel for representation learning (AMAGO sec. 4.3); empty to turn off"""
+    num_critics: int = 4
+    """critic ensemble size"""
+    num_critics_td: int = 2
+    """critics drawn (with replacement) for each TD target (REDQ)"""
+    online_coeff: Optional[float] = 0.0
+    """weight of the "online" term -Q(s, a~pi) (DPG; Gumbel straight-through if discrete); AMAGO-2: 0, as it scales with Q"""
+    offline_coeff: float = 1.0
+    """weight of the "offline" filtered behavior-cloning term -1[A>0] log pi(a|s) (AMAGO-2: the actor's main term)"""
+    critic_loss_weight: float = 10.0
+    """weight of the critic loss in the single shared loss"""
+    reward_multiplier: float = 10.0
+    """rewards are scaled by this in the TD target (never in the rl2 inputs)"""
+    tau: float = 0.003
+    """EMA rate of the target actor and critics"""
+    popart: bool = True
+    """track PopArt statistics of the TD targets: AMAGO-2 uses them only to scale the optional online term"""
+    n_step: int = 1
+    """n-step TD targets"""
+    discrete_clip: tuple[float, float] = (1e-3, 0.99)
+    """(low, high) clip of categorical action probabilities"""
+    num_bins: int = 128
+    """critic output bins, spaced uniformly in symlog space over --return-range (AMAGO-2, after DreamerV3)"""
+    return_range: tuple[float, float] = (-1e5, 1e5)
+    """(min, max) return the bins cover, in reward_multiplier-scaled units (the reference's default)"""
+    num_actions_value: int = 3
+    """actions sampled from pi to estimate V(s) for the advantage (AMAGO-2: 3)"""
+    gumbel_temperature: float = 0.5
+    """temperature of the straight-through Gumbel-softmax discrete sample of the online term (the reference's)"""
+
+    # Exploration
+    exploration: Literal["egreedy", "bilevel", "tmaze"] = "egreedy"
+    """epsilon-greedy with a random per-episode scale, bilevel (decays within an episode) for meta-RL, or tmaze
+    (egreedy, but eps fixed at 0.5/H on T-Maze corridor steps 1 .. H-4; H = --tmaze-corridor)"""
+    eps_start: float = 1.0
+    """epsilon at the start of the schedule (episode start for bilevel)"""
+    eps_end: float = 0.05
+    """epsilon at the end of the schedule (episode start for bilevel)"""
+    eps_anneal_frac: float = 0.1
+    """fraction of total_timesteps over which epsilon anneals (the reference: 1M steps per actor)"""
+    bilevel_horizon: int = 500
+    """bilevel: the rollout horizon over which epsilon decays within an episode"""
+    bilevel_eps_end: tuple[float, float] = (0.8, 0.01)
+    """bilevel: (start, end) of the schedule for epsilon at the end of the horizon"""
+    tmaze_corridor: int = 50
+    """tmaze: the T-Maze corridor length H (the env's corridor_length)"""
+    train_greedy: bool = False
+    """if toggled, training rollouts take the argmax / mean action (exploration still applies on top)"""
+
+    # Replay buffer
+    buffer_dir: str = "buffers"
+    """replay buffers live in {buffer_dir}/{run_name}/{fifo,protected}"""
+    buffer_max_size: int = 20_000
+    """trajectory files kept in fifo/ (oldest deleted first; protected/ is never deleted)"""
+    traj_save_len: int = 256
+    """long episodes are saved in snippets of about this many steps (staggered by +-max_seq_len)"""
+    file_format: Literal["npz", "npz-compressed"] = "npz"
+    """trajectory file format"""
+    num_workers: int = 1
+    """DataLoader worker processes that read the buffer while the update runs (0: load in the main process)"""
+    relabel: Optional[str] = None
+    """hindsight relabeling: a `module:function` applied to every sampled window (e.g. `envs.mazerunner:relabel_some`)"""
+
+    # Evaluation and checkpoints
+    eval_interval: int = 10
+    """evaluate every this many epochs (0: never)"""
+    eval_episodes: int = 20
+    """episodes per evaluation (at least)"""
+    eval_greedy: bool = True
+    """evaluate with the argmax / mean action instead of sampling"""
+    checkpoint_interval: int = 10
+    """save a checkpoint every this many epochs (0: never)"""
+
+
+# ======================================================================================================
+# Environment
+# ======================================================================================================
+LOG_PREFIX = "AMAGO_LOG_METRIC"  # envs report extra eval metrics as info[f"{LOG_PREFIX} success"] etc.
+
+
+def resolve_env_id(env_id: str) -> str:
+    """Import `pkg.module:` ids first; an id that is not registered (e.g. LunarLander-v2 on gymnasium 1.x, or a bare
+    name) resolves to the newest registered version of the same name."""
+    if ":" in env_id:
+        module, env_id = env_id.split(":", 1)
+        importlib.import_module(module)
+    if env_id in gym.registry:
+        return env_id
+    ns, name, _ = gym.envs.registration.parse_env_id(env_id)
+    newest = gym.envs.registration.find_highest_version(ns, name)
+    if newest is None:
+        raise gym.error.NameNotFound(f"--env-id {env_id!r} is not a registered gymnasium id (did you import its package?)")
+    new_id = gym.envs.registration.get_env_id(ns, name, newest)
+    print(f"note: {env_id} is not registered in gymnasium {gym.__version__}; using {new_id}")
+    return new_id
+
+
+def amago_spaces(obs_space, action_space):
+    """What the agent sees of an env with these spaces: (action dim A, the action space (Box: rescaled to [-1, 1]),
+    the observation dict {"obs": the env's obs as a dict, "rl2": [previous reward, previous action] (A+1,), "time"})."""
+    if isinstance(action_space, gym.spaces.Discrete):
+        A = int(action_space.n)
+    elif isinstance(action_space, gym.spaces.Box):
+        A = int(np.prod(action_space.shape))
+        if not (np.isfinite(action_space.low).all() and np.isfinite(action_space.high).all()):
+            raise ValueError(f"Box action space {action_space} must be bounded: AMAGO rescales actions to [-1, 1]")
+        action_space = gym.spaces.Box(-1.0, 1.0, action_space.shape, np.float32)
+    elif isinstance(action_space, gym.spaces.MultiBinary):
+        A = int(np.prod(action_space.shape))
+    else:
+        raise ValueError(f"action space {action_space} is not supported: use Discrete, Box or MultiBinary")
+    if not isinstance(obs_space, gym.spaces.Dict):
+        obs_space = gym.spaces.Dict({"observation": obs_space})
+    rl2 = gym.spaces.Box(-np.inf, np.inf, (A + 1,), np.float32)
+    time_idx = gym.spaces.Box(0, np.iinfo(np.int64).max, (), np.int64)
+    return A, action_space, gym.spaces.Dict({"obs": obs_space, "rl2": rl2, "time": time_idx})
+
+
+def to_env_actions(space, a):
+    """Agent actions of N actors -> (rep (N, A) float32: the action as rl2 records it, the env's actions (N, ...)).
+    Discrete: index -> one-hot; Box: [-1, 1] -> the env's [low, high]; MultiBinary: 0/1 -> int8 bits."""
+    N = len(a)
+    if isinstance(space, gym.spaces.Discrete):
+        idx = np.asarray(a).reshape(N).astype(np.int64)
+        return np.eye(space.n, dtype=np.float32)[idx], idx
+    rep = np.asarray(a, np.float32).reshape(N, -1)
+    if isinstance(space, gym.spaces.Box):
+        rep = np.clip(rep, -1.0, 1.0)
+        low, high = space.low.astype(np.float64), space.high.astype(np.float64)
+        return rep, (low + (rep.reshape(N, *space.shape) + 1.0) * 0.5 * (high - low)).astype(space.dtype)
+    return rep, rep.reshape(N, *space.shape).astype(np.int8)
+
+
+def wrap_obs(obs, reward, rep, t):
+    """The agent's observation dict, for one actor (reward, rep (A,), t scalars) or N (reward (N,), rep (N, A), t (N,))."""
+    obs = obs if isinstance(obs, dict) else {"observation": obs}
+    rl2 = np.concatenate([np.expand_dims(reward, -1), rep], axis=-1).astype(np.float32)
+    return {"obs": obs, "rl2": rl2, "time": np.array(t, np.int64)}  # a copy: the caller's counter moves on
+
+
+class AmagoEnv(gym.Wrapper):
+    """Adds what the agent sees besides the observation: rl2 = [previous reward, previous action] (zero at reset)
+    and the absolute time index. Box actions are exposed in [-1, 1] and rescaled for the inner env."""
+
+    def __init__(self, env: gym.Env, env_name: str):
+        super().__init__(env)
+        self.env_name = getattr(env.unwrapped, "env_name", env_name)
+        self.action_dim, self.action_space, self.observation_space = amago_spaces(env.observation_space, env.action_space)
+
+    def reset(self, **kwargs):
+        obs, info = self.env.reset(**kwargs)
+        self.t = 0
+        info["env_name"] = self.env_name = getattr(self.env.unwrapped, "env_name", self.env_name)
+        return wrap_obs(obs, 0.0, np.zeros(self.action_dim, np.float32), 0), info
+
+    def step(self, action):
+        rep, env_action = to_env_actions(self.env.action_space, np.asarray(action)[None])
+        obs, reward, terminated, truncated, info = self.env.step(env_action[0])
+        self.t += 1
+        info["env_name"] = self.env_name
+        return wrap_obs(obs, float(reward), rep[0], self.t), reward, terminated, truncated, info
+
+
+class AmagoVecEnv(gym.vector.VectorWrapper):
+    """AmagoEnv for an env that steps all N actors itself (`--env-mode already_vectorized`, jax/gymnax style): the same
+    observation dict and same-step autoreset info (final_obs, final_info) that SyncVectorEnv(AmagoEnv) gives the loop.
+    The env takes and returns batched numpy arrays (fresh each step), resets finished actors inside step() (as gymnax
+    does; the reference's AlreadyVectorizedEnv relies on it too) and should return their true last observations as
+    info["final_obs"]. Without it the reset observation stands in, as in the reference, so a truncated episode then
+    bootstraps from the next episode's first observation."""
+
+    def __init__(self, env: gym.vector.VectorEnv, env_name: str):
+        super().__init__(env)
+        mode = env.metadata.get("autoreset_mode", gym.vector.AutoresetMode.SAME_STEP)
+        if mode != gym.vector.AutoresetMode.SAME_STEP:
+            raise ValueError(f"--env-mode already_vectorized needs an env that resets finished actors in the same step "
+                             f"(autoreset_mode SAME_STEP, as gymnax); {env} has {mode}")  # fmt: skip
+        self.env_name = getattr(env.unwrapped, "env_name", env_name)
+        spaces = amago_spaces(env.single_observation_space, env.single_action_space)
+        self.action_dim, self.single_action_space, self.single_observation_space = spaces
+        self.action_space = gym.vector.utils.batch_space(self.single_action_space, self.num_envs)
+        self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, self.num_envs)
+        self.metadata = {**env.metadata, "autoreset_mode": gym.vector.AutoresetMode.SAME_STEP}
+
+    def reset(self, **kwargs):
+        obs, info = self.env.reset(**kwargs)
+        N = self.num_envs
+        self.t = np.zeros(N, np.int64)
+        info["env_name"] = np.full(N, self.env_name, object)
+        return wrap_obs(obs, np.zeros(N), np.zeros((N, self.action_dim), np.float32), self.t), info
+
+    def step(self, actions):
+        rep, env_actions = to_env_actions(self.env.single_action_space, actions)
+        obs, rew, term, trunc, info = self.env.step(env_actions)
+        done = term | trunc
+        self.t += 1
+        last = wrap_obs(info.get("final_obs", obs), rew, rep, self.t)  # each actor's observation after its action
+        self.t[done] = 0
+        next_obs = wrap_obs(obs, np.where(done, 0.0, rew), np.where(done[:, None], 0.0, rep), self.t)  # reset: zero rl2
+        names = np.full(self.num_envs, self.env_name, object)
+        info = {"env_name": names, "final_obs": [index_obs(last, i) if d else None for i, d in enumerate(done)],
+                "final_info": {"env_name": names, **{k: v for k, v in info.items() if k.startswith(LOG_PREFIX)}}}  # fmt: skip
+        return next_obs, rew, term, trunc, info
+
+
+def make_env(env_id, seed, idx, capture_video, run_name):
+    def thunk():
+        if capture_video and idx == 0:
+            env = gym.make(env_id, render_mode="rgb_array")
+            env = gym.wrappers.RecordVideo(env, f"videos/{run_name}")
+        else:
+            env = gym.make(env_id)
+        env.action_space.seed(seed + idx)
+        return AmagoEnv(env, env_name=env_id)
+
+    return thunk
+
+
+def make_vec_env(env_id, num_envs, mode, seed, capture_video=False, run_name=""):
+    # same-step autoreset: a done actor hands back its true final obs in info["final_obs"] and its reset obs in
+    # the same call, so no fake transition is inserted (gymnasium 1.x's default NEXT_STEP mode would insert one).
+    if mode == "already_vectorized":  # the env id's vector_entry_point builds all num_envs actors in one env
+        return AmagoVecEnv(gym.make_vec(env_id, num_envs, vectorization_mode="vector_entry_point"), env_id)
+    fns = [make_env(env_id, seed, i, capture_video, run_name) for i in range(num_envs)]
+    kind = gym.vector.SyncVectorEnv if mode == "sync" else gym.vector.AsyncVectorEnv
+    return kind(fns, autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)
+
+
+def index_obs(obs, i):
+    """Actor i's slice of a (nested) batched observation dict."""
+    return {k: index_obs(v, i) for k, v in obs.items()} if isinstance(obs, dict) else obs[i]
+
+
+# ======================================================================================================
+# Exploration
+# ======================================================================================================
+class EpsilonGreedy:
+    """eps = U[0,1) * schedule(step), with the U[0,1) scale redrawn per episode so that some episodes are nearly
+    greedy and some nearly random (AMAGO's default). Discrete: a random action w.p. eps; Box: clipped Gaussian noise
+    of std eps; MultiBinary: each bit flips w.p. eps/2 (our addition: the reference has no multi-binary exploration)."""
+
+    def __init__(self, num_envs, action_space, eps_start, eps_end, anneal_steps, seed):
+        self.space, self.anneal = action_space, max(anneal_steps, 1)
+        self.eps_start, self.eps_end = eps_start, eps_end
+        self.rng = np.random.default_rng(seed)
+        self.scale = self.rng.random(num_envs)
+        self.step_count = 0  # vector steps taken (per actor), drives the schedule
+
+    def schedule(self, start, end):
+        return max(start - (start - end) * self.step_count / self.anneal, end)
+
+    def epsilon(self, time_idx):
+        return self.scale * self.schedule(self.eps_start, self.eps_end)  # (N,)
+
+    def __call__(self, actions, time_idx):
+        eps = self.epsilon(time_idx)
+        n = len(actions)
+        if isinstance(self.space, gym.spaces.Discrete):
+            rand = self.rng.random(n) < eps
+            actions = np.where(rand, self.rng.integers(0, self.space.n, n), actions)
+        elif isinstance(self.space, gym.spaces.MultiBinary):
+            flip = self.rng.random(actions.shape) < eps[:, None] / 2
+            actions = np.where(flip, 1 - actions, actions)
+        else:
+            actions = np.clip(actions + eps[:, None] * self.rng.standard_normal(actions.shape), -1.0, 1.0)
+        self.step_count += 1
+        return actions.astype(np.float32) if isinstance(self.space, gym.spaces.Box) else actions
+
+    def end_episodes(self, done):  # a new episode gets a new random scale
+        self.scale = np.where(done, self.rng.random(len(done)), self.scale)
+
+    def state_dict(self):
+        return {"scale": self.scale, "step_count": self.step_count, "rng": self.rng.bit_generator.state}
+
+    def load_state_dict(self, d):
+        self.scale, self.step_count = d["scale"], d["step_count"]
+        self.rng.bit_generator.state = d["rng"]
+
+
+class BilevelEpsilonGreedy(EpsilonGreedy):
+    """For finite-horizon meta-RL: eps also decays *within* each rollout, from an episode-start level to an
+    episode-end level at `horizon`, so early attempts explore and late attempts exploit (AMAGO appendix)."""
+
+    def __init__(self, num_envs, action_space, eps_start, eps_end, anneal_steps, seed, horizon, eps_end_schedule):
+        super().__init__(num_envs, action_space, eps_start, eps_end, anneal_steps, seed)
+        self.horizon, (self.end_start, self.end_end) = horizon, eps_end_schedule
+
+    def epsilon(self, time_idx):
+        at_start = self.schedule(self.eps_start, self.eps_end)
+        at_end = self.schedule(self.end_start, self.end_end)
+        frac = np.minimum(time_idx / self.horizon, 1.0)  # clipped at the horizon (the reference keeps decaying)
+        return self.scale * (at_start - (at_start - at_end) * frac)
+
+
+class TMazeEpsilonGreedy(EpsilonGreedy):
+    """T-Maze's corridor asks for H-1 "right" actions in a row, a worst case for epsilon-greedy that the task (a test
+    of memory, not exploration) does not mean to pose. So eps is fixed at 0.5/H on corridor steps 1 .. H-4 and
+    follows the annealed schedule at the start (the cue) and the last steps (the turn) (AMAGO's examples/04_tmaze.py)."""
+
+    def __init__(self, num_envs, action_space, eps_start, eps_end, anneal_steps, seed, corridor):
+        super().__init__(num_envs, action_space, eps_start, eps_end, anneal_steps, seed)
+        self.corridor = corridor
+
+    def epsilon(self, time_idx):
+        in_corridor = (time_idx > 0) & (time_idx < self.corridor - 3)
+        return np.where(in_corridor, 0.5 / self.corridor, super().epsilon(time_idx))
+
+
+# ======================================================================================================
+# Small utilities: symlog / symexp, running input normalization
+# ======================================================================================================
+def symlog(x):
+    return torch.sign(x) * torch.log1p(x.abs())
+
+
+def symexp(x):  # the inverse of symlog
+    return torch.sign(x) * torch.expm1(x.abs())
+
+
+def masked_mean(x, mask):
+    """Mean of x over the positions where mask is 1 (mask broadcasts against x)."""
+    mask = mask.expand_as(x)
+    return (x * mask).sum() / mask.sum().clamp(min=1.0)
+
+
+class InputNorm(nn.Module):
+    """Running mean/std of the inputs (bias-corrected EMA: a running average early, beta later)."""
+
+    def __init__(self, dim, beta=1e-4):
+        super().__init__()
+        self.beta = beta
+        self.register_buffer("mu", torch.zeros(dim))
+        self.register_buffer("nu", torch.ones(dim))
+        self.register_buffer("t", torch.ones(()))
+
+    @property
+    def sigma(self):
+        return (self.nu - self.mu**2 + 1e-5).clamp(min=1e-5).sqrt().clamp(1e-3, 1e6)
+
+    @torch.no_grad()
+    def update(self, x, mask):  # x: (B, L, dim), mask: (B, L)
+        self.t += 1
+        beta = self.beta / (1 - (1 - self.beta) ** self.t)
+        m = mask.unsqueeze(-1).float()
+        n = m.sum().clamp(min=1.0)
+        self.mu.lerp_((x * m).sum((0, 1)) / n, beta)
+        self.nu.lerp_((x.square() * m).sum((0, 1)) / n, beta)
+
+    def forward(self, x):
+        sigma = self.sigma
+        # features with (almost) no spread are only centered, not scaled (e.g. a constant input)
+        return torch.where(sigma > 0.01, ((x - self.mu) / sigma).clamp(-1e4, 1e4), x - self.mu)
+
+
+# ======================================================================================================
+# Timestep encoder: one observation + rl2 -> one token (no mixing across time)
+#   ff:  every obs key flattened, + rl2 -> InputNorm -> MLP (the reference's FFTstepEncoder)
+#   cnn: image keys (3-D Boxes) -> CNN, beside the ff path for the other keys + rl2
+# Your own encoder goes in make_tstep_encoder (end of this section).
+# ======================================================================================================
+class TstepEncoder(nn.Module):
+    """Flattens the obs keys (sorted) and rl2 = [prev reward, prev action] into one vector, normalizes it with a
+    running InputNorm (stats updated on real, unpadded training steps), then an MLP and a LayerNorm."""
+
+    def __init__(self, obs_space: gym.spaces.Dict, rl2_dim, d_hidden, d_out):
+        super().__init__()
+        self.keys = sorted(obs_space.keys())
+        in_dim = sum(int(np.prod(obs_space[k].shape)) for k in self.keys) + rl2_dim
+        self.norm = InputNorm(in_dim)
+        self.mlp = nn.Sequential(
+            nn.Linear(in_dim, d_hidden), nn.LeakyReLU(), nn.Linear(d_hidden, d_hidden), nn.LeakyReLU(), nn.Linear(d_hidden, d_out)
+        )
+        self.out_norm = nn.LayerNorm(d_out)
+
+    def forward(self, obs, rl2, mask=None):  # obs[k]: (B, L, ...), rl2: (B, L, A+1) -> (B, L, d_out)
+        B, L = rl2.shape[:2]
+        x = torch.cat([obs[k].reshape(B, L, -1).float() for k in self.keys] + [rl2], dim=-1)
+        if self.training and mask is not None:
+            self.norm.update(x, mask)
+        return self.out_norm(self.mlp(self.norm(x)))
+
+
+def is_image(space):
+    return isinstance(space, gym.spaces.Box) and len(space.shape) == 3
+
+
+def channels_last(shape, layout):
+    """True for (H, W, C), False for (C, H, W); `auto` takes the smaller of the first and last axes as the channels."""
+    if layout != "auto":
+        return layout == "hwc"
+    if shape[0] == shape[2]:
+        raise ValueError(f"cannot tell the channel axis of image shape {shape}: pass --image-layout hwc or chw")
+    return shape[2] < shape[0]
+
+
+class NatureCNN(nn.Sequential):
+    """DQN's conv stack (Mnih et al., 2015): conv -> leaky_relu per layer, no padding. Delta-orthogonal init (only
+    the centre tap is non-zero, orthogonal), as the reference's NatureishCNN."""
+
+    def __init__(self, c_in, channels, kernels, strides):
+        layers = []
+        for c, k, s in zip(channels, kernels, strides):
+            conv = nn.Conv2d(c_in, c, k, s)
+            nn.init.zeros_(conv.weight)
+            nn.init.zeros_(conv.bias)
+            with torch.no_grad():
+                conv.weight[:, :, k // 2, k // 2] = nn.init.orthogonal_(torch.empty(c, c_in), nn.init.calculate_gain("leaky_relu"))
+            layers += [conv, nn.LeakyReLU()]
+            c_in = c
+        super().__init__(*layers)
+
+
+class ResBlock(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.conv1, self.conv2 = nn.Conv2d(d, d, 3, padding=1), nn.Conv2d(d, d, 3, padding=1)
+        self.norm = nn.GroupNorm(4, d)  # the reference's post-residual GroupNorm (IMPALA itself has none)
+
+    def forward(self, x):
+        return self.norm(x + self.conv2(F.leaky_relu(self.conv1(F.leaky_relu(x)))))
+
+
+class ImpalaCNN(nn.Sequential):
+    """IMPALA's residual stack (Espeholt et al., 2018): per width d, conv3x3 -> maxpool(3, stride 2) -> 2 residual
+    blocks. No activation after the last block (as the reference's IMPALAishCNN)."""
+
+    def __init__(self, c_in, channels):
+        layers = []
+        for d in channels:
+            layers += [nn.Conv2d(c_in, d, 3, padding=1), nn.MaxPool2d(3, 2), ResBlock(d), ResBlock(d)]
+            c_in = d
+        super().__init__(*layers)
+
+
+def make_cnn(args, c_in):
+    if args.cnn == "impala":
+        channels = args.cnn_channels or (16, 32, 32)
+        if any(d % 4 for d in channels):
+            raise ValueError(f"--cnn impala: every --cnn-channels width must be divisible by 4 (GroupNorm(4)), got {channels}")
+        return ImpalaCNN(c_in, channels)
+    channels = args.cnn_channels or (32, 64, 64)
+    if not len(channels) == len(args.cnn_kernels) == len(args.cnn_strides):
+        raise ValueError(f"--cnn nature: --cnn-channels {channels}, --cnn-kernels {args.cnn_kernels} and --cnn-strides "
+                         f"{args.cnn_strides} must have one entry per conv layer")  # fmt: skip
+    return NatureCNN(c_in, channels, args.cnn_kernels, args.cnn_strides)
+
+
+class RandomShift(nn.Module):
+    """DrQ-v2's augmentation (Yarats et al., 2021): replicate-pad by `pad`, crop back at a random integer offset, each
+    frame its own offset, on the last `frac` of the batch's sequences. Identity in eval mode (rollouts).
+    Clamped pixel indices are the replicate padding, so no padded copy is made (the reference uses grid_sample)."""
+
+    def __init__(self, pad, frac):
+        super().__init__()
+        if not 0 <= frac <= 1 or pad < 0:
+            raise ValueError(f"--aug-frac must lie in [0, 1] and --aug-pad be >= 0, got {frac} and {pad}")
+        self.pad, self.frac = pad, frac
+
+    def forward(self, img):  # img: (B, L, C, H, W), any dtype -> same shape
+        if not self.training or self.frac == 0 or self.pad == 0:
+            return img
+        B, L, C, H, W = img.shape
+        split = max(min(math.ceil(B * (1 - self.frac)), B - 1), 0)  # the reference's split: >= 1 sequence shifted
+        x = img[split:].flatten(0, 1)  # (N, C, H, W)
+        dy, dx = torch.randint(-self.pad, self.pad + 1, (2, len(x), 1), device=img.device)
+        rows = (torch.arange(H, device=img.device) + dy).clamp(0, H - 1)  # (N, H): out[i, j] = in[i + dy, j + dx]
+        cols = (torch.arange(W, device=img.device) + dx).clamp(0, W - 1)  # (N, W)
+        x = x[torch.arange(len(x), device=img.device)[:, None, None], :, rows[:, :, None], cols[:, None, :]]  # (N, H, W, C)
+        return torch.cat([img[:split], x.permute(0, 3, 1, 2).reshape(B - split, L, C, H, W)])
+
+
+class CNNTstepEncoder(nn.Module):
+    """Each image key -> random shift (training) -> its own CNN; the other keys and rl2 -> the ff path above (so
+    images never enter InputNorm); leaky_relu(concat) -> Linear -> LayerNorm. The reference's CNNTstepEncoder reads one
+    image key and embeds symlog(rl2) with one Linear; ours also takes vector keys, and rl2 joins them in InputNorm."""
+
+    def __init__(self, obs_space: gym.spaces.Dict, rl2_dim, args):
+        super().__init__()
+        self.img_keys = sorted(k for k in obs_space.keys() if is_image(obs_space[k]))
+        self.hwc = [channels_last(obs_space[k].shape, args.image_layout) for k in self.img_keys]
+        self.uint8 = [obs_space[k].dtype == np.uint8 for k in self.img_keys]  # float images are used as they are
+        vec_space = gym.spaces.Dict({k: s for k, s in obs_space.items() if k not in self.img_keys})
+        self.vec = TstepEncoder(vec_space, rl2_dim, args.tstep_hidden, args.tstep_dim)
+        self.aug = RandomShift(args.aug_pad, args.aug_frac)
+        self.cnns, cnn_out = nn.ModuleList(), 0
+        for k, hwc in zip(self.img_keys, self.hwc):
+            C, H, W = (int(d) for d in (np.roll(obs_space[k].shape, 1) if hwc else obs_space[k].shape))
+            self.cnns.append(make_cnn(args, C))
+            try:
+                cnn_out += self.cnns[-1](torch.zeros(1, C, H, W)).numel()
+            except RuntimeError as e:  # a conv or pool larger than its input
+                raise ValueError(f"obs {k!r}: a {H}x{W} image is too small for --cnn {args.cnn} (use fewer --cnn-channels "
+                                 f"layers, or smaller --cnn-kernels / --cnn-strides for nature): {e}") from None  # fmt: skip
+        self.img_proj = nn.Linear(cnn_out, args.tstep_dim)
+        self.out = nn.Sequential(nn.LeakyReLU(), nn.Linear(2 * args.tstep_dim, args.tstep_dim), nn.LayerNorm(args.tstep_dim))
+
+    def forward(self, obs, rl2, mask=None):  # obs[image key]: (B, L, H, W, C) or (B, L, C, H, W) -> (B, L, tstep_dim)
+        B, L = rl2.shape[:2]
+        feats = []
+        for k, hwc, uint8, cnn in zip(self.img_keys, self.hwc, self.uint8, self.cnns):
+            img = self.aug(obs[k].permute(0, 1, 4, 2, 3) if hwc else obs[k]).float()  # (B, L, C, H, W)
+            img = img / 128.0 - 1.0 if uint8 else img  # [0, 255] -> [-1, 1), as the reference
+            feats.append(cnn(img.flatten(0, 1)).reshape(B, L, -1))  # (c, h, w) order
+        return self.out(torch.cat([self.img_proj(torch.cat(feats, -1)), self.vec(obs, rl2, mask)], -1))
+
+
+def make_tstep_encoder(args, obs_space, rl2_dim):
+    """--tstep-encoder -> module. To add your own: any nn.Module with forward(obs {key: (B, L, *shape)}, rl2 (B, L,
+    rl2_dim), mask (B, L) or None) -> (B, L, args.tstep_dim) that mixes nothing across time; return it here."""
+    has_image = any(is_image(s) for s in obs_space.values())
+    kind = ("cnn" if has_image else "ff") if args.tstep_encoder == "auto" else args.tstep_encoder
+    if kind == "ff":
+        return TstepEncoder(obs_space, rl2_dim, args.tstep_hidden, args.tstep_dim)
+    if kind == "cnn" and has_image:
+        return CNNTstepEncoder(obs_space, rl2_dim, args)
+    raise ValueError(f"--tstep-encoder {args.tstep_encoder!r} with observations {obs_space}: choose auto, ff, or cnn "
+                     "(cnn needs an image key: a 3-D Box)")  # fmt: skip
+
+
+# ======================================================================================================
+# Trajectory encoders: a sequence of tokens -> a sequence of states. Each has
+#   forward(x (B, L, D), time (B, L)) -> (B, L, d)      training: a window from an empty memory
+#   step(x (N, 1, D), time (N, 1), hidden) -> (N, 1, d), hidden      rollouts: one new token per actor
+#   init_hidden(N), reset_hidden(hidden, done (N,))     each actor's memory resets when its episode ends
+# ======================================================================================================
+class FFTrajEncoder(nn.Module):
+    """No memory: a per-timestep MLP (the sanity check that memory matters)."""
+
+    def __init__(self, d_in, d_model, n_layers):
+        super().__init__()
+        layers = [nn.Linear(d_in, d_model), nn.LeakyReLU()]
+        for _ in range(n_layers - 1):
+            layers += [nn.Linear(d_model, d_model), nn.LeakyReLU()]
+        self.net = nn.Sequential(*layers, nn.Linear(d_model, d_model), nn.LayerNorm(d_model))
+        self.emb_dim = d_model
+
+    def forward(self, x, time):
+        return self.net(x)
+
+    def step(self, x, time, hidden):
+        return self.net(x), hidden
+
+    def init_hidden(self, n, device):
+        return None
+
+    def reset_hidden(self, hidden, done):
+        return hidden
+
+
+class GRUTrajEncoder(nn.Module):
+    def __init__(self, d_in, d_model, n_layers):
+        super().__init__()
+        self.gru = nn.GRU(d_in, d_model, num_layers=n_layers, batch_first=True)
+        self.out = nn.Sequential(nn.Linear(d_model, d_model), nn.LayerNorm(d_model))
+        self.n_layers, self.emb_dim = n_layers, d_model
+
+    def forward(self, x, time):
+        return self.out(self.gru(x)[0])
+
+    def step(self, x, time, hidden):
+        y, hidden = self.gru(x, hidden)
+        return self.out(y), hidden
+
+    def init_hidden(self, n, device):
+        return torch.zeros(self.n_layers, n, self.emb_dim, device=device)  # (layers, N, d)
+
+    def reset_hidden(self, hidden, done):
+        return hidden.masked_fill(done.view(1, -1, 1), 0.0)
+
+
+# --------------------------------------------------- Transformer ---------------------------------------------------
+class SigmaReparam(nn.Linear):
+    """sigma-Reparam linear (Zhai et al., 2023): W_hat = gamma / sigma(W) * W, with the spectral norm sigma(W) tracked
+    by one power iteration per training forward. Keeps attention logits from blowing up."""
+
+    def __init__(self, d_in, d_out, bias=True):
+        super().__init__(d_in, d_out, bias=bias)
+        nn.init.trunc_normal_(self.weight, std=0.02)
+        u, _, vh = torch.linalg.svd(self.weight.detach(), full_matrices=False)
+        self.register_buffer("u", u[:, 0].contiguous())
+        self.register_buffer("v", vh[0].contiguous())
+        self.gamma = nn.Parameter(torch.ones(()))
+
+    def forward(self, x):
+        if self.training:
+            with torch.no_grad():
+                self.u.copy_(F.normalize(self.weight @ self.v, dim=0))
+                self.v.copy_(F.normalize(self.weight.T @ self.u, dim=0))
+        sigma = self.u @ self.weight @ self.v
+        return F.linear(x, self.gamma / sigma * self.weight, self.bias)
+
+
+def sinusoidal_embedding(time, d_model):  # time: (B, L) absolute timestep since reset -> (B, L, d_model)
+    freqs = torch.exp(torch.arange(0, d_model, 2, device=time.device) * (-math.log(10000.0) / d_model))
+    angles = time.float().unsqueeze(-1) * freqs  # (B, L, d/2)
+    return torch.stack([angles.sin(), angles.cos()], dim=-1).flatten(-2)  # interleaved sin, cos
+
+
+_flash_attn = None
+
+
+def attention(q, k, v, window=None, mask=None):
+    """q, k, v: (B, H, L, E) -> (B, H, L, E). Training (mask None): causal, each query sees its last `window` keys
+    incl. itself (None: all). Rollouts: `mask` (N, 1, 1, W) marks the valid cache slots of each actor's one query.
+    flash-attn's kernel when installed on CUDA (half precision), else torch's SDPA."""
+    global _flash_attn
+    if q.is_cuda and mask is None and q.dtype in (torch.float16, torch.bfloat16):
+        if _flash_attn is None:
+            try:
+                _flash_attn = importlib.import_module("flash_attn").flash_attn_func
+            except ImportError:
+                _flash_attn = False
+        if _flash_attn:  # flash-attn wants (B, L, H, E); window_size = (keys to the left, keys to the right), -1: all
+            left = -1 if window is None else window - 1
+            out = _flash_attn(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), causal=True, window_size=(left, 0))
+            return out.transpose(1, 2)
+    L = q.shape[2]
+    if mask is None and window is not None and window < L:
+        i = torch.arange(L, device=q.device)
+        mask = (i[None, :] <= i[:, None]) & (i[:, None] - i[None, :] < window)  # (L, L) causal band of width window
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=mask is None)
+
+
+class TransformerLayer(nn.Module):
+    """Pre-norm layer with NormFormer's extra norms (after attention, inside the FFN) and per-head scales."""
+
+    def __init__(self, d_model, n_heads, d_ff, dropout):
+        super().__init__()
+        self.n_heads, self.head_dim = n_heads, d_model // n_heads
+        self.qkv = SigmaReparam(d_model, 3 * d_model, bias=False)
+        self.attn_out = SigmaReparam(d_model, d_model)
+        self.head_scale = nn.Parameter(torch.ones(1, n_heads, 1, 1))
+        self.ff1, self.ff2 = SigmaReparam(d_model, d_ff), SigmaReparam(d_ff, d_model)
+        self.norm1, self.norm2, self.norm3 = nn.LayerNorm(d_model), nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+        self.norm_ff = nn.LayerNorm(d_ff)
+        self.drop = nn.Dropout(dropout)
+
+    def split_heads(self, h):  # (B, L, d) -> 3 x (B, H, L, E)
+        B, L, _ = h.shape
+        return self.qkv(h).view(B, L, 3, self.n_heads, self.head_dim).permute(2, 0, 3, 1, 4).unbind(0)
+
+    def mlp_block(self, x, attn):  # attn: (B, H, L, E)
+        B, H, L, E = attn.shape
+        h = (self.head_scale * attn).transpose(1, 2).reshape(B, L, H * E)
+        x = x + self.norm2(self.attn_out(h))
+        h = self.norm_ff(F.leaky_relu(self.ff1(self.norm3(x))))
+        return x + self.drop(self.ff2(h))
+
+    def forward(self, x, window=None):  # x: (B, L, d)
+        q, k, v = self.split_heads(self.norm1(x))
+        return self.mlp_block(x, attention(q, k, v, window))
+
+    def step(self, x, k_cache, v_cache, count):
+        """x: (N, 1, d); caches: (N, H, W, E) ring buffers holding the last W keys/values of each actor."""
+        q, k, v = self.split_heads(self.norm1(x))  # (N, H, 1, E)
+        N, W = k_cache.shape[0], k_cache.shape[2]
+        slot = count % W  # the oldest entry is overwritten once the window is full
+        rows = torch.arange(N, device=x.device)
+        k_cache[rows, :, slot] = k[:, :, 0]
+        v_cache[rows, :, slot] = v[:, :, 0]
+        valid = torch.arange(W, device=x.device) <= count.clamp(max=W - 1).unsqueeze(1)  # (N, W)
+        # keys carry their absolute position (added at the input), so order inside the ring does not matter
+        attn = attention(q, k_cache, v_cache, mask=valid.view(N, 1, 1, W))
+        return self.mlp_block(x, attn)
+
+
+class TransformerTrajEncoder(nn.Module):
+    def __init__(self, d_in, d_model, n_layers, n_heads, d_ff, dropout, max_seq_len, window_size=None, pos_emb="sinusoidal",
+                 max_time_idx=1000):  # fmt: skip
+        super().__init__()
+        if d_model % n_heads or d_model % 2:
+            raise ValueError(f"--d-model {d_model} must be even and divisible by --n-heads {n_heads}")
+        if pos_emb not in ("sinusoidal", "learned"):
+            raise ValueError(f"--pos-emb {pos_emb!r}: choose sinusoidal or learned")
+        self.inp = nn.Linear(d_in, d_model)
+        # learned: one N(0, 1) row per absolute timestep (the reference's LearnablePosEmb)
+        self.pos = nn.Embedding(max_time_idx, d_model) if pos_emb == "learned" else None
+        self.layers = nn.ModuleList(TransformerLayer(d_model, n_heads, d_ff, dropout) for _ in range(n_layers))
+        self.out_norm = nn.LayerNorm(d_model)
+        self.drop = nn.Dropout(dropout)
+        self.d_model, self.n_heads, self.emb_dim = d_model, n_heads, d_model
+        self.window_size = window_size or None  # None: full causal attention over the training window
+        # rollouts attend over the last `window` steps: the sliding window, else max_seq_len (the reference's rolling
+        # cache); the KV cache holds exactly that many, so its memory never grows with the rollout
+        self.window = self.window_size or max_seq_len
+
+    def embed(self, x, time):
+        if self.pos is None:
+            return self.drop(self.inp(x) + sinusoidal_embedding(time, self.d_model))
+        # deviation: the reference requires t < max_time_idx; we clamp, so later steps share the last row
+        return self.drop(self.inp(x) + self.pos(time.clamp(max=self.pos.num_embeddings - 1)))
+
+    def forward(self, x, time, window=None):
+        """Causal attention in which each query sees its last `window` keys incl. itself (default --window-size;
+        None: all). forward(..., window=self.window) is exactly what the rolling rollout cache computes."""
+        x = self.embed(x, time)
+        for layer in self.layers:
+            x = layer(x, window or self.window_size)
+        return self.out_norm(x)
+
+    def step(self, x, time, hidden):
+        k_cache, v_cache, count = hidden  # (layers, N, H, W, E) x2, (N,)
+        x = self.embed(x, time)
+        for i, layer in enumerate(self.layers):
+            x = layer.step(x, k_cache[i], v_cache[i], count)
+        return self.out_norm(x), (k_cache, v_cache, count + 1)
+
+    def init_hidden(self, n, device):
+        shape = (len(self.layers), n, self.n_heads, self.window, self.d_model // self.n_heads)
+        return torch.zeros(shape, device=device), torch.zeros(shape, device=device), torch.zeros(n, dtype=torch.long, device=device)
+
+    def reset_hidden(self, hidden, done):
+        k_cache, v_cache, count = hidden
+        return k_cache, v_cache, count.masked_fill(done, 0)  # stale keys are masked out by `count`
+
+
+# ------------------------------------------------------ Mamba ------------------------------------------------------
+class MambaBlock(nn.Module):
+    """Mamba (Gu & Dao, 2023): gated selective state-space model. Pure PyTorch scan (readable reference, any device);
+    mamba-ssm's fused kernel with the same parameters when it is importable and the input is on CUDA."""
+
+    def __init__(self, d_model, d_state, d_conv=4, expand=2):
+        super().__init__()
+        d_inner, self.dt_rank = expand * d_model, math.ceil(d_model / 16)
+        self.d_inner, self.d_state, self.d_conv = d_inner, d_state, d_conv
+        self.in_proj = nn.Linear(d_model, 2 * d_inner, bias=False)
+        self.conv = nn.Conv1d(d_inner, d_inner, d_conv, groups=d_inner, padding=d_conv - 1)
+        self.x_proj = nn.Linear(d_inner, self.dt_rank + 2 * d_state, bias=False)
+        self.dt_proj = nn.Linear(self.dt_rank, d_inner)
+        dt = torch.exp(torch.rand(d_inner) * (math.log(0.1) - math.log(1e-3)) + math.log(1e-3))
+        with torch.no_grad():
+            self.dt_proj.bias.copy_(dt + torch.log(-torch.expm1(-dt)))  # softplus^-1: initial steps in [1e-3, 0.1]
+        self.A_log = nn.Parameter(torch.log(torch.arange(1, d_state + 1).float()).repeat(d_inner, 1))  # (d_inner, n)
+        self.D = nn.Parameter(torch.ones(d_inner))
+        self.out_proj = nn.Linear(d_inner, d_model, bias=False)
+
+    def ssm_params(self, u):  # u: (B, L, d_inner) -> dt (B, L, d_inner), Bm and Cm (B, L, n)
+        dt, Bm, Cm = self.x_proj(u).split([self.dt_rank, self.d_state, self.d_state], dim=-1)
+        return F.softplus(self.dt_proj(dt)), Bm, Cm
+
+    def forward(self, x):  # x: (B, L, d_model)
+        L = x.shape[1]
+        u, z = self.in_proj(x).chunk(2, dim=-1)  # (B, L, d_inner) each
+        u = F.silu(self.conv(u.transpose(1, 2))[..., :L].transpose(1, 2))  # causal depthwise conv
+        dt, Bm, Cm = self.ssm_params(u)
+        A = -torch.exp(self.A_log)  # (d_inner, n)
+        if u.is_cuda and (kernel := _mamba_kernel()):
+            return self.out_proj(kernel(u, dt, A, Bm, Cm, self.D, z))  # the same scan, gated by silu(z), fused
+        h = u.new_zeros(u.shape[0], self.d_inner, self.d_state)
+        ys = []
+        for t in range(L):  # h_t = exp(dt A) h_{t-1} + dt B_t u_t;  y_t = C_t h_t + D u_t
+            h = torch.exp(dt[:, t, :, None] * A) * h + (dt[:, t, :, None] * Bm[:, t, None, :]) * u[:, t, :, None]
+            ys.append((h @ Cm[:, t, :, None]).squeeze(-1))
+        y = torch.stack(ys, dim=1) + u * self.D
+        return self.out_proj(y * F.silu(z))
+
+    def step(self, x, conv_state, ssm_state):
+        """x: (N, 1, d_model); conv_state: (N, d_inner, d_conv) last inputs of the conv; ssm_state: (N, d_inner, n)."""
+        u, z = self.in_proj(x[:, 0]).chunk(2, dim=-1)  # (N, d_inner)
+        conv_state = torch.cat([conv_state[:, :, 1:], u.unsqueeze(-1)], dim=-1)
+        u = F.silu((conv_state * self.conv.weight[:, 0]).sum(-1) + self.conv.bias)
+        dt, Bm, Cm = self.ssm_params(u)
+        ssm_state = torch.exp(dt[..., None] * -torch.exp(self.A_log)) * ssm_state + (dt[..., None] * Bm[:, None]) * u[..., None]
+        y = (ssm_state @ Cm[..., None]).squeeze(-1) + u * self.D
+        return self.out_proj(y * F.silu(z)).unsqueeze(1), conv_state, ssm_state
+
+
+_selective_scan = None
+
+
+def _mamba_kernel():
+    """mamba-ssm's fused scan (`_mamba_fused_scan`) if mamba-ssm is installed, else False (imported lazily: it needs CUDA)."""
+    global _selective_scan
+    if _selective_scan is None:
+        try:
+            _selective_scan = importlib.import_module("mamba_ssm.ops.selective_scan_interface").selective_scan_fn
+        except ImportError:
+            _selective_scan = False
+    return _selective_scan and _mamba_fused_scan
+
+
+def _mamba_fused_scan(u, dt, A, Bm, Cm, D, z):
+    """The pure-PyTorch scan's inputs, u, dt, z (B, L, d_inner), A (d_inner, n), Bm, Cm (B, L, n), D (d_inner,)
+    -> (C_t h_t + D u_t) * silu(z_t): (B, L, d_inner), through mamba-ssm's selective_scan_fn."""
+    # the kernel wants (B, channels, L), one dtype (u's) for u, dt, B, C and z, and fp32 A and D (under autocast,
+    # softplus gives dt in fp32 while u is bf16); dt is already softplus'd, hence delta_softplus=False
+    t = lambda x: x.to(u.dtype).transpose(1, 2)  # noqa: E731
+    return _selective_scan(t(u), t(dt), A.float(), t(Bm), t(Cm), D.float(), z=t(z), delta_softplus=False).transpose(1, 2)
+
+
+class MambaTrajEncoder(nn.Module):
+    def __init__(self, d_in, d_model, n_layers, d_state):
+        super().__init__()
+        self.inp = nn.Linear(d_in, d_model)
+        self.blocks = nn.ModuleList(MambaBlock(d_model, d_state) for _ in range(n_layers))
+        self.norms = nn.ModuleList(nn.LayerNorm(d_model) for _ in range(n_layers))
+        self.out_norm = nn.LayerNorm(d_model)
+        self.emb_dim = d_model
+
+    def forward(self, x, time):
+        x = self.inp(x)
+        for norm, block in zip(self.norms, self.blocks):
+            x = x + block(norm(x))
+        return self.out_norm(x)
+
+    def step(self, x, time, hidden):
+        conv, ssm = hidden  # (layers, N, d_inner, d_conv), (layers, N, d_inner, n)
+        x = self.inp(x)
+        new_conv, new_ssm = [], []
+        for i, (norm, block) in enumerate(zip(self.norms, self.blocks)):
+            y, c, s = block.step(norm(x), conv[i], ssm[i])
+            x = x + y
+            new_conv.append(c)
+            new_ssm.append(s)
+        return self.out_norm(x), (torch.stack(new_conv), torch.stack(new_ssm))
+
+    def init_hidden(self, n, device):
+        b = self.blocks[0]
+        return (torch.zeros(len(self.blocks), n, b.d_inner, b.d_conv, device=device),
+                torch.zeros(len(self.blocks), n, b.d_inner, b.d_state, device=device))  # fmt: skip
+
+    def reset_hidden(self, hidden, done):
+        return tuple(h.masked_fill(done.view(1, -1, 1, 1), 0.0) for h in hidden)
+
+
+def make_traj_encoder(args, d_in):
+    if args.traj_encoder == "ff":
+        return FFTrajEncoder(d_in, args.d_model, args.n_layers)
+    if args.traj_encoder == "gru":
+        return GRUTrajEncoder(d_in, args.d_model, args.n_layers)
+    if args.traj_encoder == "transformer":
+        return TransformerTrajEncoder(d_in, args.d_model, args.n_layers, args.n_heads, args.d_ff, args.dropout,
+                                      args.max_seq_len, args.window_size, args.pos_emb, args.max_time_idx)  # fmt: skip
+    if args.traj_encoder == "mamba":
+        return MambaTrajEncoder(d_in, args.d_model, args.n_layers, args.d_state)
+    raise ValueError(f"--traj-encoder {args.traj_encoder!r}: choose ff, gru, transformer or mamba")
+
+
+# ======================================================================================================
+# Actor: one action distribution per gamma, from one shared MLP
+# ======================================================================================================
+class Actor(nn.Module):
+    """Discrete: categorical with clipped probabilities. Box: tanh-Gaussian, log std squashed into [-5, 2].
+    MultiBinary: independent Bernoullis. Only the last layer's units are gamma-specific."""
+
+    def __init__(self, d_state, action_dim, kind, num_gammas, d_hidden, discrete_clip):
+        super().__init__()
+        self.kind, self.A, self.G, self.clip = kind, action_dim, num_gammas, discrete_clip
+        d_out = 2 * action_dim if kind == "box" else action_dim
+        self.net = nn.Sequential(
+            nn.Linear(d_state, d_hidden), nn.LeakyReLU(), nn.Linear(d_hidden, d_hidden), nn.LeakyReLU(),
+            nn.Linear(d_hidden, num_gammas * d_out),
+        )  # fmt: skip
+
+    def forward(self, s):  # s: (B, L, D) -> distribution parameters (B, L, G, F)
+        return self.net(s).unflatten(-1, (self.G, -1))
+
+    def probs(self, params):  # Discrete: clipped, renormalized probabilities (B, L, G, A)
+        p = F.softmax(params, dim=-1).clamp(*self.clip)
+        return p / p.sum(-1, keepdim=True)
+
+    def mu_std(self, params):
+        mu, raw = params.chunk(2, dim=-1)
+        return mu, torch.exp(-5.0 + 3.5 * (torch.tanh(raw) + 1.0))
+
+    def log_prob(self, params, a):  # a: (B, L, 1 or G, A) from the buffer -> (B, L, G)
+        if self.kind == "discrete":
+            return (self.probs(params).log() * a).sum(-1)  # a is one-hot
+        if self.kind == "multibinary":
+            return -F.binary_cross_entropy_with_logits(params, a.expand_as(params), reduction="none").mean(-1)
+        mu, std = self.mu_std(params)
+        z = torch.atanh(a.clamp(-0.99, 0.99))
+        log_n = -0.5 * ((z - mu) / std) ** 2 - std.log() - 0.5 * math.log(2 * math.pi)
+        return (log_n - 2 * (math.log(2) - z - F.softplus(-2 * z))).sum(-1)  # tanh change of variables
+
+    def sample(self, params, greedy=False):  # -> actions (..., G, A) in [-1, 1] (Box), 0/1 (MultiBinary), index (Discrete)
+        if self.kind == "discrete":
+            p = self.probs(params)
+            return p.argmax(-1) if greedy else torch.multinomial(p.reshape(-1, self.A), 1).view(p.shape[:-1])
+        if self.kind == "multibinary":
+            return (params > 0).float() if greedy else torch.bernoulli(torch.sigmoid(params))
+        mu, std = self.mu_std(params)
+        return torch.tanh(mu if greedy else mu + std * torch.randn_like(mu))  # rsample: differentiable
+
+    def sample_vectors(self, params, k, differentiable=False, temperature=0.5):
+        """k action *vectors* per state, (k, B, L, G, A), for the (state, action) critic. AMAGO-2's DiscreteLikeContinuous:
+        a discrete sample is one-hot, and a differentiable one is a straight-through Gumbel-softmax sample (Jang et al.,
+        2017): its forward value is the one-hot sample, its gradient that of the soft sample at `temperature`."""
+        params = params.expand(k, *params.shape).contiguous()  # every draw gets its own noise
+        if self.kind != "discrete":
+            return self.sample(params)  # Box: reparameterized (differentiable); MultiBinary: 0/1 bits
+        if differentiable:  # the clipped policy's log-probabilities are the logits, as the reference wraps it
+            return F.gumbel_softmax(self.probs(params).log(), tau=temperature, hard=True)
+        return F.one_hot(self.sample(params), self.A).float()
+
+
+# ======================================================================================================
+# Critic ensemble: C two-hot classifiers evaluated in one batched pass over (critics, samples, gammas)
+# ======================================================================================================
+class CriticEnsemble(nn.Module):
+    """AMAGO-2's NCriticsTwoHot: (state, symlog(1/(1-gamma)), action) -> logits over `num_bins` return bins spaced
+    uniformly in symlog space. Every action kind uses this (state, action) form, Discrete ones as one-hot vectors.
+    Weights are (C, in, out) tensors, so all C critics run as one batched matmul; the state's share of the first
+    layer is computed once and broadcast over the K action samples and the G gammas."""
+
+    def __init__(self, d_state, action_dim, gammas, num_critics, d_hidden, num_bins, return_range):
+        super().__init__()
+        self.G, self.A = len(gammas), action_dim
+        self.register_buffer("gamma_feat", symlog(1.0 / (1.0 - gammas).clamp(1e-6, 1.0)).unsqueeze(-1))  # (G, 1)
+        lo, hi = symlog(torch.tensor(return_range, dtype=torch.float64))
+        self.register_buffer("bins", torch.linspace(lo, hi, num_bins).float())  # bin centres in symlog space
+        dims = [d_state + 1 + action_dim, d_hidden, d_hidden, num_bins]
+        self.weights, self.biases = nn.ParameterList(), nn.ParameterList()
+        for fan_in, fan_out in zip(dims[:-1], dims[1:]):  # LeCun-uniform-like init, as the reference's EinMix
+            self.weights.append(nn.Parameter(torch.empty(num_critics, fan_in, fan_out).uniform_(-1, 1) * math.sqrt(3 / fan_in)))
+            self.biases.append(nn.Parameter(torch.empty(num_critics, fan_out).uniform_(-1, 1) * math.sqrt(1 / fan_in)))
+
+    def forward(self, s, a, frozen=False):
+        """s: (B, L, D); a: (K, B, L, G, A) action vectors. Returns bin logits (K, B, L, C, G, num_bins).
+        frozen=True evaluates with detached weights (the actor's gradient must not train the critics)."""
+        (W0, W1, W2), (b0, b1, b2) = [[p.detach() if frozen else p for p in ps] for ps in (self.weights, self.biases)]
+        (B, L, D), (C, _, H), K = s.shape, W0.shape, a.shape[0]
+        # hidden activations stay in a (C, rows, H) layout, so every layer is one batched matmul over the critics
+        h = (s.reshape(B * L, D) @ W0[:, :D].transpose(0, 1).reshape(D, C * H)).view(B * L, C, H).transpose(0, 1)
+        # add the gamma feature's and the action's share of the first layer: (C, K*B*L*G, H)
+        ga = torch.cat([self.gamma_feat.expand(*a.shape[:-1], 1), a.clamp(-0.999, 0.999)], dim=-1).view(K, B * L, self.G, -1)
+        h = (h[:, None, :, None] + torch.einsum("kngi,cih->ckngh", ga, W0[:, D:]) + b0[:, None, None, None]).flatten(1, 3)
+        h = F.leaky_relu(torch.baddbmm(b1.unsqueeze(1), F.leaky_relu(h), W1))
+        logits = torch.baddbmm(b2.unsqueeze(1), h, W2)  # (C, rows, num_bins)
+        return logits.view(C, K, B, L, self.G, -1).permute(1, 2, 3, 0, 4, 5)  # (K, B, L, C, G, num_bins)
+
+    def value(self, logits):  # (..., num_bins) -> raw value (...): the expected bin in symlog space, then symexp
+        return symexp((logits.softmax(-1) * self.bins).sum(-1))
+
+    def two_hot(self, y):
+        """Raw returns y (...) -> labels (..., num_bins): symlog(y) split between its two neighbouring bins, in
+        proportion to closeness, so value(log(labels)) == y. A y beyond the range puts all its mass on the edge bin."""
+        width = self.bins[1] - self.bins[0]
+        pos = ((symlog(y) - self.bins[0]) / width).clamp(0, len(self.bins) - 1)  # fractional bin index
+        below = pos.floor().clamp(max=len(self.bins) - 2)
+        frac = (pos - below).unsqueeze(-1)  # weight of the upper neighbour
+        below = below.long()
+        return F.one_hot(below, len(self.bins)) * (1 - frac) + F.one_hot(below + 1, len(self.bins)) * frac
+
+
+# ======================================================================================================
+# PopArt: value normalization per gamma that preserves the critic's un-normalized outputs
+# ======================================================================================================
+# AMAGO-2 keeps PopArt's statistics only: normalize_target scales the optional online term, as the reference's
+# MultiTaskAgent does; the two-hot critic never passes through w, b (the class is kept as in amago_agent.py).
+class PopArt(nn.Module):
+    """Critics output normalized values q; the normalized Q is w*q + b, the raw Q is sigma*(w*q + b) + mu.
+    When the statistics (mu, sigma) move, (w, b) change so that raw Q is unchanged (van Hasselt et al., 2016).
+    As in the reference, (w, b) are per-gamma scalars, not the critic's last layer, so "unchanged" holds from the
+    start: raw Q = sqrt(init_nu) * q = 10 q forever (w * sigma stays 10, sigma * b + mu stays 0). What PopArt changes
+    is the loss: gamma g's squared error is (10 q - y)^2 / sigma_g^2. A value of 5,000 still needs q = 500, and a
+    gamma whose targets barely vary (e.g. 0.1 under a constant reward) gets a huge weight (README, CartPole)."""
+
+    def __init__(self, num_gammas, beta=5e-4, init_nu=100.0, enabled=True):
+        super().__init__()
+        self.beta, self.enabled = beta, enabled
+        for name, val in [("mu", 0.0), ("nu", init_nu), ("w", 1.0), ("b", 0.0)]:
+            self.register_buffer(name, torch.full((num_gammas,), val))
+        self.register_buffer("t", torch.ones(()))
+
+    @property
+    def sigma(self):
+        return (self.nu - self.mu**2).clamp(1e-4, 1e8).sqrt().clamp(1e-4, 1e6)
+
+    @torch.no_grad()
+    def update(self, y, mask):  # y: (B, T, G) raw TD targets, mask: (B, T)
+        if not self.enabled:
+            return
+        self.t += 1
+        beta = self.beta / (1 - (1 - self.beta) ** self.t)
+        m = mask.unsqueeze(-1).float()
+        n = m.sum().clamp(min=1.0)
+        mu_old, sigma_old = self.mu.clone(), self.sigma
+        self.mu.lerp_((y * m).sum((0, 1)) / n, beta)
+        self.nu.lerp_((y.square() * m).sum((0, 1)) / n, beta)
+        sigma = self.sigma
+        self.w.mul_(sigma_old / sigma)
+        self.b.copy_((sigma_old * self.b + mu_old - self.mu) / sigma)
+
+    def normalized(self, q):  # q: (..., G) critic output -> normalized Q
+        return self.w * q + self.b if self.enabled else q
+
+    def raw(self, q):
+        return self.sigma * (self.w * q + self.b) + self.mu if self.enabled else q
+
+    def normalize_target(self, y):
+        return (y - self.mu) / self.sigma if self.enabled else y
+
+
+# ======================================================================================================
+# Agent: the shared sequence model, actor, critics, targets, and AMAGO's loss
+# ======================================================================================================
+def nstep_td_target(r, d, mask, q_next, gammas, n):
+    """Multi-gamma n-step TD targets. r, d, mask: (B, T) reward, terminated, valid transition; q_next: (B, T, G) is
+    Q_target(s_{t+1}, a') (raw scale); gammas: (G,). Returns (B, T, G). Padding (mask 0) adds nothing, a terminal
+    step stops the sum and the bootstrap, and a window that ends early bootstraps from its last valid next state."""
+    T = r.shape[1]
+    pad = lambda x: F.pad(x, (0, 0, 0, n - 1) if x.dim() == 3 else (0, n - 1))  # noqa: E731
+    r, d, mask, q_next = pad(r), pad(d), pad(mask), pad(q_next)
+    y, boot = torch.zeros_like(q_next[:, :T]), torch.zeros_like(q_next[:, :T])
+    alive = torch.ones_like(r[:, :T])  # 0 once a terminal transition has been summed
+    for k in range(n):
+        m = mask[:, k : k + T]
+        y = y + (m * alive * r[:, k : k + T]).unsqueeze(-1) * gammas**k
+        alive = alive * (1 - m * d[:, k : k + T])
+        boot = torch.where(m.unsqueeze(-1).bool(), alive.unsqueeze(-1) * gammas ** (k + 1) * q_next[:, k : k + T], boot)
+    return y + boot
+
+
+class Agent(nn.Module):
+    def __init__(self, args, obs_space, action_space):
+        super().__init__()
+        if isinstance(action_space, gym.spaces.Discrete):
+            self.kind, A = "discrete", int(action_space.n)
+        elif isinstance(action_space, gym.spaces.MultiBinary):
+            self.kind, A = "multibinary", int(np.prod(action_space.shape))
+        else:
+            self.kind, A = "box", int(np.prod(action_space.shape))
+        # the online term needs a dQ/da path (DPG) or an exact expectation (Discrete); Bernoulli bits have neither
+        self.online_coeff = float(self.kind != "multibinary") if args.online_coeff is None else args.online_coeff
+        if self.kind == "multibinary" and self.online_coeff > 0:
+            raise ValueError(f"--online-coeff {args.online_coeff}: MultiBinary actions are not differentiable, so the "
+                             "online (DPG) term must be 0 (leave --online-coeff unset for the default)")  # fmt: skip
+        self.args, self.A = args, A
+        self.register_buffer("gammas", torch.tensor([*args.multigammas, args.gamma], dtype=torch.float32))  # (G,)
+        G = len(self.gammas)
+        self.tstep = make_tstep_encoder(args, obs_space, A + 1)
+        self.traj = make_traj_encoder(args, args.tstep_dim)
+        D = self.traj.emb_dim
+        self.actor = Actor(D, A, self.kind, G, args.actor_hidden, args.discrete_clip)
+        self.critics = CriticEnsemble(D, A, self.gammas, args.num_critics, args.critic_hidden, args.num_bins, args.return_range)
+        self.popart = PopArt(G, enabled=args.popart)
+        # targets: EMA copies of the actor and critics. No target copy of the encoders: targets use the online
+        # sequence model's output under no_grad (AMAGO's shared-encoder design).
+        self.target_actor, self.target_critics = copy.deepcopy(self.actor), copy.deepcopy(self.critics)
+        self.target_actor.requires_grad_(False)
+        self.target_critics.requires_grad_(False)
+
+    def trainable_parameters(self):
+        return [p for m in (self.tstep, self.traj, self.actor, self.critics) for p in m.parameters()]
+
+    @torch.no_grad()
+    def update_targets(self):
+        online = list(self.actor.parameters()) + list(self.critics.parameters())
+        target = list(self.target_actor.parameters()) + list(self.target_critics.parameters())
+        torch._foreach_lerp_(target, online, self.args.tau)
+
+    @torch.no_grad()
+    def get_actions(self, obs, rl2, time, hidden, greedy=False):
+        """One rollout step for N actors: obs[k] (N, ...), rl2 (N, A+1), time (N,) -> actions for the last gamma."""
+        obs = {k: v.unsqueeze(1) for k, v in obs.items()}
+        s, hidden = self.traj.step(self.tstep(obs, rl2.unsqueeze(1)), time.unsqueeze(1), hidden)
+        a = self.actor.sample(self.actor(s)[:, 0, -1], greedy=greedy)  # (N,) or (N, A)
+        return a, hidden
+
+    # ----------------------------------------------------- loss -----------------------------------------------------
+    def forward(self, batch):
+        """AMAGO-2's single loss: critic_loss_weight * critic + actor, one backward through the shared sequence model.
+        Batch: obs[k] (B, L, ...), rl2 (B, L, A+1), time (B, L), mask (B, L); actions (B, T, A), rewards, terminated
+        (B, T) with T = L - 1 transitions; transition t is valid when timestep t+1 is real."""
+        args, G, C = self.args, len(self.gammas), self.args.num_critics
+        mask = batch["mask"][:, 1:].float()  # (B, T)
+        r = batch["rewards"] * args.reward_multiplier
+        d = batch["terminated"].float()
+        a_buf = batch["actions"].unsqueeze(2)  # (B, T, 1, A)
+
+        s = self.traj(self.tstep(batch["obs"], batch["rl2"], batch["mask"]), batch["time"])  # (B, L, D)
+        params = self.actor(s)  # (B, L, G, F)
+
+        # ------------------------------------------------ critic loss ------------------------------------------------
+        logits = self.critics(s[:, :-1], a_buf.expand(-1, -1, G, -1)[None])[0]  # (B, T, C, G, bins)
+        q = self.critics.value(logits.detach())  # Q(s, a_buffer), raw scale: (B, T, C, G)
+
+        with torch.no_grad():
+            s_next = s[:, 1:].detach()
+            a_next = self.actor.sample_vectors(self.target_actor(s_next), 1)  # a' ~ pi_target(s'): (1, B, T, G, A)
+            q_next = self.target_critics.value(self.target_critics(s_next, a_next)[0])  # (B, T, C, G)
+            # REDQ: each (b, t, g) reduces its own random subset of critics, drawn with replacement
+            idx = torch.randint(C, (*q_next.shape[:2], args.num_critics_td, G), device=s.device)
+            subset = q_next.gather(2, idx)
+            q_next = subset.min(2).values if self.online_coeff > 0 else subset.mean(2)  # (B, T, G)
+            y = nstep_td_target(r, d, mask, q_next, self.gammas, args.n_step)
+            self.popart.update(y, mask)  # statistics only: they scale the optional online term, never the critic
+            labels = self.critics.two_hot(y).unsqueeze(2)  # from the raw target (AMAGO-2): (B, T, 1, G, bins)
+        # classification instead of regression: the loss of every task is a cross-entropy, whatever its return scale
+        critic_loss = masked_mean(-(labels * logits.log_softmax(-1)).sum(-1), mask[:, :, None, None])
+
+        # ------------------------------------------------- actor loss -------------------------------------------------
+        logp = self.actor.log_prob(params[:, :-1], a_buf)  # (B, T, G)
+        K = args.num_actions_value
+        with torch.no_grad():  # A = mean_C Q(s, a) - V(s), V(s) = mean over K actions a ~ pi and C critics (raw scale)
+            a_pi = self.actor.sample_vectors(params[:, :-1], K)  # (K, B, T, G, A)
+            v = self.critics.value(self.critics(s[:, :-1], a_pi)).mean((0, 3))  # (B, T, G)
+            keep = (q.mean(2) - v > 0).float()  # only the advantage's sign is used: the filter is scale-free
+        actor_loss = -args.offline_coeff * keep * logp
+        if self.online_coeff > 0:  # DPG through reparameterized (Box) or straight-through Gumbel (Discrete) samples
+            a_pi = self.actor.sample_vectors(params[:, :-1], K, differentiable=True, temperature=args.gumbel_temperature)
+            q_pi = self.critics.value(self.critics(s[:, :-1].detach(), a_pi, frozen=True)).mean(0)  # (B, T, C, G)
+            actor_loss = actor_loss - self.online_coeff * self.popart.normalize_target(q_pi.min(2).values)
+        actor_loss = masked_mean(actor_loss, mask[:, :, None])
+
+        loss = actor_loss + args.critic_loss_weight * critic_loss
+        metrics = {
+            "losses/critic_loss": critic_loss.detach(),
+            "losses/actor_loss": actor_loss.detach(),
+            "losses/q_mean": masked_mean(q[..., -1], mask[:, :, None]),
+            "losses/td_target_mean": masked_mean(y[..., -1], mask),
+            "losses/bc_filter_frac": masked_mean(keep[..., -1], mask),
+            "losses/popart_sigma": self.popart.sigma[-1],
+        }
+        return loss, metrics
+
+
+# ======================================================================================================
+# Disk replay buffer
+# ======================================================================================================
+class TrajectoryWriter:
+    """Accumulates each actor's steps and writes finished trajectories, or snippets of long ones, as files.
+    A snippet ends with a bootstrapped (not terminal) transition; the next one starts at its last timestep."""
+
+    def __init__(self, num_envs, buffer, save_len, max_seq_len, rng):
+        self.buffer, self.rng, self.N = buffer, rng, num_envs
+        self.save_range = (max(save_len - max_seq_len, max_seq_len), save_len + max_seq_len)
+        self.trajs = [None] * num_envs
+
+    def start(self, i, obs):  # obs: actor i's wrapped observation {"obs", "rl2", "time"}
+        self.trajs[i] = {"obs": [obs], "actions": [], "rewards": [], "terminated": []}
+        # staggered snippet lengths, so windows are seen at every absolute time offset (as in the reference)
+        self.trajs[i]["cut"] = int(self.rng.integers(*self.save_range, endpoint=True))
+
+    def step(self, i, action, reward, terminated, next_obs, done):
+        traj = self.trajs[i]
+        traj["actions"].append(action)
+        traj["rewards"].append(reward)
+        traj["terminated"].append(terminated)
+        traj["obs"].append(next_obs)
+        if done:  # the caller starts the next trajectory from the reset observation
+            self.buffer.save(traj)
+        elif len(traj["actions"]) >= traj["cut"]:
+            self.buffer.save(traj)
+            self.start(i, next_obs)
+
+
+class DiskReplayBuffer(torch.utils.data.IterableDataset):
+    """Trajectory files in {root}/fifo (ours, oldest deleted above max_size) and {root}/protected (e.g.
+    demonstrations; sampled, never deleted). A sample = a file picked uniformly, then a window of max_seq_len+1
+    timesteps. Files are written atomically (temp file, then rename), so a reader never sees half a file; a file
+    that cannot be read anyway (disk full, edited by hand) is skipped and never sampled again by that reader.
+    Iterating runs in a DataLoader worker, so reading overlaps with the update; files never change once written,
+    so the worker keeps the ones it has read in a (bounded) cache.
+    `relabel` (optional): window dict -> window dict, applied to every sampled window in the worker, e.g. hindsight
+    relabeling (AMAGO Alg. 1: "relabel old sequence data with new rewards"). It gets the arrays as sampled (obs_*,
+    rl2, time: W+1 timesteps; actions, rewards, terminated: W) and may shorten them, but must not write into them:
+    they are views of the cached file."""
+
+    def __init__(self, root, max_size, max_seq_len, action_dim, discrete, file_format="npz", cache_files=10_000, relabel=None):
+        self.fifo, self.protected = Path(root) / "fifo", Path(root) / "protected"
+        self.fifo.mkdir(parents=True, exist_ok=True)
+        self.protected.mkdir(parents=True, exist_ok=True)
+        self.max_size, self.max_seq_len, self.A, self.discrete = max_size, max_seq_len, action_dim, discrete
+        self.file_format, self.cache_files, self.relabel = file_format, cache_files, relabel
+
+    def save(self, traj):
+        """traj: lists of wrapped observations (T+1) and of actions, rewards, terminated (T) -> one .npz file."""
+        obs = traj["obs"]
+        arrays = {f"obs_{k}": np.stack([o["obs"][k] for o in obs]) for k in obs[0]["obs"]}
+        arrays["rl2"] = np.stack([o["rl2"] for o in obs]).astype(np.float32)
+        arrays["time"] = np.array([o["time"] for o in obs], dtype=np.int64)
+        acts = np.asarray(traj["actions"])
+        if self.discrete:  # one-hot, as the rl2 features
+            acts = np.eye(self.A, dtype=np.float32)[acts.astype(np.int64).reshape(-1)]
+        arrays["actions"] = acts.reshape(len(acts), self.A).astype(np.float32)
+        arrays["rewards"] = np.asarray(traj["rewards"], np.float32)
+        arrays["terminated"] = np.asarray(traj["terminated"], bool)
+        name = f"{time.time_ns()}_{uuid.uuid4().hex[:8]}.npz"  # sorts by age for FIFO deletion
+        tmp = self.fifo / f".{name}.tmp"
+        with open(tmp, "wb") as f:
+            (np.savez_compressed if self.file_format == "npz-compressed" else np.savez)(f, **arrays)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.fifo / name)  # atomic: the file appears whole or not at all
+
+    def files(self):
+        return sorted(self.fifo.glob("*.npz")) + sorted(self.protected.glob("*.npz"))  # never the .tmp files
+
+    def delete_oldest(self):
+        """FIFO: delete the oldest fifo files above max_size (protected/ is never touched)."""
+        fifo = sorted(self.fifo.glob("*.npz"))
+        for old in fifo[: max(len(fifo) - self.max_size, 0)]:
+            old.unlink(missing_ok=True)
+        return {"buffer/fifo_files": min(len(fifo), self.max_size), "buffer/protected_files": len(list(self.protected.glob("*.npz")))}
+
+    def load(self, path):
+        with np.load(path) as f:
+            data = {k: f[k] for k in f.files}
+        T = len(data["actions"])
+        if T < 1 or any(len(v) != T + 1 for k, v in data.items() if k in ("rl2", "time") or k.startswith("obs_")):
+            raise ValueError(f"{path}: inconsistent lengths")
+        return data
+
+    def sample(self, files, cache, bad):
+        """One training window from a file picked uniformly among the readable ones."""
+        while files:
+            path = random.choice(files)
+            if path not in cache:
+                try:
+                    cache[path] = self.load(path)
+                except Exception as e:  # truncated/corrupt/vanished file: never sample it again
+                    bad.add(path)
+                    files.remove(path)
+                    warnings.warn(f"skipping unreadable replay file {path.name}: {type(e).__name__}: {e}")
+                    continue
+                if len(cache) > self.cache_files:
+                    cache.pop(next(iter(cache)))
+            data = cache[path]
+            T = len(data["actions"])
+            start = random.randint(0, max(T - self.max_seq_len, 0))
+            stop = start + min(self.max_seq_len, T)
+            window = {k: v[start : stop + 1] if k in ("rl2", "time") or k.startswith("obs_") else v[start:stop] for k, v in data.items()}
+            return self.relabel(window) if self.relabel else window
+        raise RuntimeError(f"no readable trajectory files in {self.fifo} or {self.protected}")
+
+    def __iter__(self):  # an endless stream of windows; the file list is refreshed every 256 samples
+        cache, bad = {}, set()
+        while True:
+            files = [f for f in self.files() if f not in bad]
+            cache = {f: cache[f] for f in files if f in cache}  # forget deleted files
+            for _ in range(256):
+                yield self.sample(files, cache, bad)
+
+
+def load_relabel(spec):
+    """`--relabel module:function` -> the function (None: no relabeling)."""
+    if spec is None:
+        return None
+    module, _, name = spec.partition(":")
+    fn = getattr(importlib.import_module(module), name, None) if name else None
+    if not callable(fn):
+        raise ValueError(f"--relabel {spec!r} must name a function as `module:function`, e.g. envs.mazerunner:relabel_some")
+    return fn
+
+
+def collate(samples):
+    """Right-pad windows to the longest one; mask (B, L) marks real timesteps."""
+    L = max(len(s["rl2"]) for s in samples)
+    out = {}
+    for k in samples[0]:
+        n = L if k in ("rl2", "time") or k.startswith("obs_") else L - 1
+        arrs = [np.concatenate([s[k], np.zeros((n - len(s[k]), *s[k].shape[1:]), s[k].dtype)]) for s in samples]
+        out[k] = torch.from_numpy(np.stack(arrs))
+    out["mask"] = torch.from_numpy(np.stack([np.arange(L) < len(s["rl2"]) for s in samples]))
+    out["obs"] = {k[len("obs_") :]: out.pop(k) for k in list(out) if k.startswith("obs_")}
+    return out
+
+
+def to_device(batch, device):
+    return {k: to_device(v, device) if isinstance(v, dict) else v.to(device, non_blocking=True) for k, v in batch.items()}
+
+
+# ======================================================================================================
+# Training step, evaluation, checkpoints
+# ======================================================================================================
+def train_step(agent, optimizer, accelerator, batch, args, updates):
+    for g in optimizer.param_groups:  # linear warm-up from 0 (as the reference), then constant
+        g["lr"] = args.learning_rate * min(1.0, updates / max(args.warmup_steps, 1))
+    with accelerator.autocast():
+        loss, metrics = agent(batch)
+    optimizer.zero_grad(set_to_none=True)
+    accelerator.backward(loss)
+    metrics["losses/grad_norm"] = accelerator.clip_grad_norm_(accelerator.unwrap_model(agent).trainable_parameters(), args.grad_clip)
+    optimizer.step()
+    accelerator.unwrap_model(agent).update_targets()
+    return metrics
+
+
+def obs_to_torch(obs, device):
+    return (
+        {k: torch.as_tensor(v, device=device) for k, v in obs["obs"].items()},
+        torch.as_tensor(obs["rl2"], device=device),
+        torch.as_tensor(obs["time"], device=device),
+    )
+
+
+@torch.no_grad()
+def evaluate(agent, envs, episodes, greedy, device, seed=None):
+    """Run every actor until it has finished its share of `episodes`; returns (returns, env names, metrics)."""
+    agent.eval()
+    N = envs.num_envs
+    per_env = math.ceil(episodes / N)
+    obs, _ = envs.reset(seed=seed)
+    hidden = agent.traj.init_hidden(N, device)
+    ep_ret, finished = np.zeros(N), np.zeros(N, int)
+    returns, names, extra = [], [], []
+    while (finished < per_env).any():
+        a, hidden = agent.get_actions(*obs_to_torch(obs, device), hidden, greedy=greedy)
+        obs, rew, term, trunc, info = envs.step(a.cpu().numpy())
+        ep_ret += rew
+        done = term | trunc
+        for i in np.flatnonzero(done):
+            if finished[i] < per_env:
+                final_info = info["final_info"]
+                returns.append(ep_ret[i])
+                names.append(final_info["env_name"][i])
+                extra.append({k[len(LOG_PREFIX) :].strip(): final_info[k][i] for k in final_info if k.startswith(LOG_PREFIX)})
+            finished[i] += 1
+        ep_ret[done] = 0
+        hidden = agent.traj.reset_hidden(hidden, torch.as_tensor(done, device=device))
+    agent.train()
+    return returns, names, extra
+
+
+def eval_metrics(returns, names, extra):
+    """Per env name: mean return, bottom-quintile return, and the mean of every metric the env logged."""
+    out = {}
+    for name in sorted(set(names)):
+        idx = [i for i, n in enumerate(names) if n == name]
+        rets = np.array([returns[i] for i in idx])
+        out[f"eval/{name}/return"] = rets.mean()
+        out[f"eval/{name}/bottom_quintile_return"] = np.percentile(rets, 20)
+        for key in sorted({k for i in idx for k in extra[i]}):
+            out[f"eval/{name}/{key}"] = np.mean([float(extra[i][key]) for i in idx if key in extra[i]])
+    out["eval/return"] = np.mean([out[f"eval/{n}/return"] for n in sorted(set(names))])  # env names weigh equally
+    return out
+
+
+def save_checkpoint(path, agent, optimizer, explore, counters):
+    state = {
+        "agent": agent.state_dict(),  # weights, targets, PopArt and input-norm statistics
+        "optimizer": optimizer.state_dict(),
+        "explore": explore.state_dict(),
+        "counters": counters,
+        "rng": {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()},
+    }
+    tmp = Path(str(path) + ".tmp")
+    torch.save(state, tmp)
+    os.replace(tmp, path)  # a crash mid-save leaves the previous checkpoint intact
+
+
+def load_checkpoint(path, agent, optimizer, explore):
+    state = torch.load(path, map_location="cpu", weights_only=False)
+    agent.load_state_dict(state["agent"])
+    optimizer.load_state_dict(state["optimizer"])
+    explore.load_state_dict(state["explore"])
+    random.setstate(state["rng"]["python"])
+    np.random.set_state(state["rng"]["numpy"])
+    torch.set_rng_state(state["rng"]["torch"])
+    return state["counters"]
+
+
+def check_args(args):
+    positive = ["total_timesteps", "num_envs", "max_seq_len", "timesteps_per_epoch", "batch_size", "n_step", "num_critics", "num_critics_td",
+                "d_model", "n_layers", "eval_episodes", "buffer_max_size", "traj_save_len", "tmaze_corridor",
+                "max_time_idx"]  # fmt: skip
+    for name in positive:
+        if getattr(args, name) < 1:
+            raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    if not 0 < args.gamma < 1 or not all(0 <= g < 1 for g in args.multigammas):
+        raise ValueError(f"discounts must lie in [0, 1): --gamma {args.gamma}, --multigammas {args.multigammas}")
+    if args.traj_save_len < args.max_seq_len:
+        raise ValueError(f"--traj-save-len {args.traj_save_len} must be >= --max-seq-len {args.max_seq_len}")
+    if args.window_size and not 1 <= args.window_size <= args.max_seq_len:
+        raise ValueError(f"--window-size {args.window_size} must lie in 1 .. --max-seq-len {args.max_seq_len} "
+                         "(0 or None: full causal attention)")  # fmt: skip
+    lo, hi = args.discrete_clip
+    if not 0 <= lo < hi <= 1:
+        raise ValueError(f"--discrete-clip {args.discrete_clip} must satisfy 0 <= low < high <= 1")
+    if args.num_bins < 2:
+        raise ValueError(f"--num-bins must be >= 2, got {args.num_bins}")
+    if args.num_actions_value < 1:
+        raise ValueError(f"--num-actions-value must be >= 1, got {args.num_actions_value}")
+    if args.gumbel_temperature <= 0:
+        raise ValueError(f"--gumbel-temperature must be > 0, got {args.gumbel_temperature}")
+    if not args.return_range[0] < args.return_range[1]:
+        raise ValueError(f"--return-range {args.return_range} must be (min, max) with min < max")
+
+
+def make_exploration(args, envs):
+    anneal = int(args.eps_anneal_frac * args.total_timesteps / args.num_envs)  # per-actor vector steps
+    common = (args.num_envs, envs.single_action_space, args.eps_start, args.eps_end, anneal, args.seed)
+    if args.exploration == "bilevel":
+        return BilevelEpsilonGreedy(*common, args.bilevel_horizon, args.bilevel_eps_end)
+    if args.exploration == "tmaze":
+        return TMazeEpsilonGreedy(*common, args.tmaze_corridor)
+    return EpsilonGreedy(*common)
+
+
+if __name__ == "__main__":
+    args = tyro.cli(Args)
+    check_args(args)
+    args.env_id = resolve_env_id(args.env_id)
+    accelerator = Accelerator(cpu=not (args.cuda and torch.cuda.is_available()), mixed_precision=args.mixed_precision)
+    device, main_process = accelerator.device, accelerator.is_main_process  # `accelerate launch` runs one per GPU
+    run_name = broadcast_object_list([args.run_name or f"{args.env_id}__{args.exp_name}__{args.seed}__{int(time.time())}"])[0]
+    run_dir = Path("runs") / run_name
+    ckpt_path = run_dir / "checkpoint.pt"
+    if args.resume and not ckpt_path.exists():
+        raise FileNotFoundError(f"--resume: no checkpoint at {ckpt_path} (pass the --run-name of the run to continue)")
+    if args.track and main_process:
+        import wandb
+
+        wandb.init(project=args.wandb_project_name, entity=args.wandb_entity, sync_tensorboard=True, config=vars(args),
+                   name=run_name, id=run_name, resume="allow", monitor_gym=True, save_code=True)  # fmt: skip
+    from torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(str(run_dir if main_process else run_dir / f"process{accelerator.process_index}"), flush_secs=10)
+    writer.add_text("hyperparameters", "|param|value|\n|-|-|\n%s" % "\n".join(f"|{k}|{v}|" for k, v in vars(args).items()))
+
+    # TRY NOT TO MODIFY: seeding
+    args.seed += accelerator.process_index  # each process collects its own data into the shared buffer
+    random.seed(args.seed)
+    np.random.seed(args.seed)
+    torch.manual_seed(args.seed)
+    torch.backends.cudnn.deterministic = args.torch_deterministic
+
+    # env setup
+    envs = make_vec_env(args.env_id, args.num_envs, args.env_mode, args.seed, args.capture_video, run_name)
+    eval_envs = make_vec_env(args.env_id, args.num_envs, args.env_mode, args.seed + 10_000)
+
+    # ALGO LOGIC: initialize agent here:
+    agent = Agent(args, envs.single_observation_space["obs"], envs.single_action_space).to(device)
+    optimizer = torch.optim.AdamW(agent.trainable_parameters(), lr=args.learning_rate, weight_decay=args.weight_decay, fused=True)
+    buffer = DiskReplayBuffer(Path(args.buffer_dir) / run_name, args.buffer_max_size, args.max_seq_len, agent.A,
+                              agent.kind == "discrete", args.file_format, relabel=load_relabel(args.relabel))  # fmt: skip
+    loader = None  # started once the buffer holds a file
+    explore = make_exploration(args, envs)
+    counters = {"epoch": 0, "global_step": 0, "updates": 0, "frames": {}}  # frames: env steps per env name
+    if args.resume:
+        counters = load_checkpoint(ckpt_path, agent, optimizer, explore)
+        print(f"resumed {run_name} at epoch {counters['epoch']}, {counters['global_step']} steps, {counters['updates']} updates")
+    agent, optimizer = accelerator.prepare(agent, optimizer)
+    policy = accelerator.unwrap_model(agent)
+    writer_rng = np.random.default_rng(args.seed + counters["epoch"])
+    trajs = TrajectoryWriter(args.num_envs, buffer, args.traj_save_len, args.max_seq_len, writer_rng)
+    num_params = sum(p.numel() for p in policy.trainable_parameters())
+    print(f"{run_name}: {policy.kind} actions, {args.traj_encoder} memory, {num_params:,} trainable parameters, device {device}")
+
+    # TRY NOT TO MODIFY: start the game
+    start_time, start_step = time.time(), counters["global_step"]
+    obs, _ = envs.reset(seed=args.seed + counters["epoch"])
+    for i in range(args.num_envs):
+        trajs.start(i, index_obs(obs, i))
+    hidden = policy.traj.init_hidden(args.num_envs, device)
+    ep_ret, ep_len = np.zeros(args.num_envs), np.zeros(args.num_envs, int)
+    steps_per_epoch = args.timesteps_per_epoch * args.num_envs
+    num_epochs = math.ceil(args.total_timesteps / steps_per_epoch)
+    progress = tqdm(range(counters["epoch"], num_epochs), initial=counters["epoch"], total=num_epochs, dynamic_ncols=True)
+    for epoch in progress:
+        # ALGO LOGIC: collect timesteps_per_epoch steps per actor
+        policy.eval()
+        t0 = time.time()
+        for _ in range(args.timesteps_per_epoch):
+            a, hidden = policy.get_actions(*obs_to_torch(obs, device), hidden, greedy=args.train_greedy)
+            a = explore(a.cpu().numpy(), obs["time"])
+            next_obs, rew, term, trunc, info = envs.step(a)
+            done = term | trunc
+            counters["global_step"] += args.num_envs
+            ep_ret += rew
+            ep_len += 1
+            # TRY NOT TO MODIFY: save data to the buffer; a done actor's true last obs is in info["final_obs"]
+            for i in range(args.num_envs):
+                name = info["final_info"]["env_name"][i] if done[i] else info["env_name"][i]
+                counters["frames"][name] = counters["frames"].get(name, 0) + 1
+                final = info["final_obs"][i] if done[i] else index_obs(next_obs, i)
+                trajs.step(i, a[i], rew[i], term[i], final, done[i])
+                if done[i]:
+                    trajs.start(i, index_obs(next_obs, i))
+                    writer.add_scalar("charts/episodic_return", ep_ret[i], counters["global_step"])
+                    writer.add_scalar("charts/episodic_length", ep_len[i], counters["global_step"])
+            explore.end_episodes(done)
+            ep_ret[done], ep_len[done] = 0, 0
+            # TRY NOT TO MODIFY: CRUCIAL step easy to overlook
+            obs = next_obs
+            hidden = policy.traj.reset_hidden(hidden, torch.as_tensor(done, device=device))
+        collect_sps = steps_per_epoch / (time.time() - t0)
+        if main_process:
+            for k, v in buffer.delete_oldest().items():
+                writer.add_scalar(k, v, counters["global_step"])
+
+        # ALGO LOGIC: training
+        t0, metrics = time.time(), {}
+        if loader is None and buffer.files():
+            # a jax env (envs.gymnax_env) runs threads that a forked worker could deadlock on: start workers clean
+            context = "forkserver" if args.num_workers and "jax" in sys.modules else None
+            loader = iter(torch.utils.data.DataLoader(buffer, args.batch_size, collate_fn=collate, num_workers=args.num_workers,
+                                                      persistent_workers=args.num_workers > 0, prefetch_factor=4 if args.num_workers else None,
+                                                      multiprocessing_context=context))  # fmt: skip
+        if loader is not None:
+            policy.train()
+            for _ in range(args.batches_per_epoch):
+                metrics = train_step(agent, optimizer, accelerator, to_device(next(loader), device), args, counters["updates"])
+                counters["updates"] += 1
+            ups = args.batches_per_epoch / (time.time() - t0)
+            for k, v in metrics.items():
+                writer.add_scalar(k, accelerator.reduce(v.detach().float(), "mean").item(), counters["global_step"])
+            writer.add_scalar("charts/updates_per_s", ups, counters["global_step"])
+        counters["epoch"] = epoch + 1
+        sps = int((counters["global_step"] - start_step) / (time.time() - start_time))
+        writer.add_scalar("charts/SPS", sps, counters["global_step"])
+        for name, n in counters["frames"].items():
+            writer.add_scalar(f"charts/frames/{name}", n, counters["global_step"])
+        writer.add_scalar("charts/collect_SPS", collect_sps, counters["global_step"])
+        writer.add_scalar("charts/updates", counters["updates"], counters["global_step"])
+
+        if args.eval_interval and (counters["epoch"] % args.eval_interval == 0 or counters["epoch"] == num_epochs):
+            ev = eval_metrics(*evaluate(policy, eval_envs, args.eval_episodes, args.eval_greedy, device))
+            for k, v in ev.items():
+                writer.add_scalar(k, v, counters["global_step"])
+            progress.set_postfix(step=counters["global_step"], updates=counters["updates"], eval_return=f"{ev['eval/return']:.1f}")
+        if main_process and args.checkpoint_interval and (counters["epoch"] % args.checkpoint_interval == 0 or counters["epoch"] == num_epochs):
+            run_dir.mkdir(parents=True, exist_ok=True)
+            save_checkpoint(ckpt_path, policy, optimizer, explore, counters)
+
+    if args.save_model and main_process:
+        torch.save(policy.state_dict(), run_dir / f"{args.exp_name}.cleanrl_model")
+        print(f"model saved to {run_dir / f'{args.exp_name}.cleanrl_model'}")
+    envs.close()
+    eval_envs.close()
+    writer.close()

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Issue-4 benchmarks: memory and in-context RL on envs/ (each <= 90 min on the 2-core CPU, greedy eval), transformer
+# against ff (no memory). AMAGO's structure is kept everywhere (7 gammas acting on the last, 4 critics / 2 for TD,
+# PopArt, both actor terms, rl2 inputs); default model sizes (d_model 64, 2 layers). Targets:
+#   tmaze       T-Maze passive, H = 50 (TMazePassive-v0). The reference recipe (examples/04_tmaze.py): reward x100,
+#               gamma 0.9999, max_seq_len = H + 1 (the whole episode in context), eps 0.5/H in the corridor
+#               (--exploration tmaze), argmax actions in training and eval (--train-greedy), eps_end 0.01.
+#               transformer: success >= 0.95 over 200 eval episodes (eval return >= 0.95 implies it: penalties are
+#               <= 0); ff: reaches the junction in >= 90% of the episodes and succeeds in 40-60% (it cannot remember).
+#   frozenlake  Meta-Frozen-Lake 4x4, 5 attempts (MetaFrozenLake-v0); max_seq_len 80 = 5 attempts x 16 steps.
+#               transformer: success in the last attempts >= attempt 0 + 0.2; ff: gap <= 0.05 (200 eval rollouts).
+#   keydoor     Dark Key-Door, 5x5 room, 20-step attempts, 200-step rollouts (DarkKeyDoor-5x5-v0); bilevel
+#               exploration over the rollout, reward x100. max_seq_len 100 (5 attempts of context) where the reference
+#               puts the whole rollout in context: an update's cost grows (at least) linearly with the window, so 200
+#               steps would about halve the updates that fit in 90 min, and once the key and door are found the last 5
+#               attempts show where they are.
+#               transformer eval return >= 2x the ff eval return, over 56 rollouts.
+# The criteria other than the T-Maze return are eval metrics the envs log (eval/<env>/success, ".../reached junction",
+# ".../attempt <i> success", ".../doors opened"); `report` prints the last value of each after a run.
+# Usage: bash benchmarks/memory.sh [tmaze|frozenlake|keydoor|all]
+#   MINUTES=3 TAG=check_ EXTRA="--eval-interval 1" bash benchmarks/memory.sh tmaze   # a short check of the commands
+set -euo pipefail
+cd "$(dirname "$0")/.."
+what=${1:-all}
+minutes=${MINUTES:-90}
+extra=${EXTRA:-}  # appended to every command (a later flag overrides an earlier one)
+tag=${TAG:-}  # prefix of the run names (benchmarks/out/<tag><name>)
+
+report() {  # the last greedy eval of every eval/ metric of run $1
+  python - "$1" <<'EOF'
+import sys
+sys.path.insert(0, ".")
+from common.logs import read_scalars
+name = sys.argv[1]
+scalars = read_scalars(f"benchmarks/out/{name}/runs/{name}")
+for tag in sorted(t for t in scalars if t.startswith("eval/")):
+    _, step, value = scalars[tag][-1]
+    print(f"{name}  {tag:45s} {value:9.3f}  (env step {step})")
+EOF
+}
+
+for enc in transformer ff; do
+  if [[ $what == tmaze || $what == all ]]; then
+    target=$([[ $enc == transformer ]] && echo "--target 0.95 --stop-at-target" || true)
+    python benchmarks/run.py --minutes "$minutes" --name ${tag}tmaze_h50_$enc $target -- \
+      --env-id envs:TMazePassive-v0 --traj-encoder $enc --exploration tmaze --tmaze-corridor 50 --train-greedy \
+      --reward-multiplier 100 --gamma 0.9999 --max-seq-len 51 --traj-save-len 51 --timesteps-per-epoch 51 \
+      --batches-per-epoch 100 --total-timesteps 200000 --eps-anneal-frac 0.2 --eps-end 0.01 \
+      --eval-interval 10 --eval-episodes 200 $extra
+    report ${tag}tmaze_h50_$enc
+  fi
+  if [[ $what == frozenlake || $what == all ]]; then
+    python benchmarks/run.py --minutes "$minutes" --name ${tag}frozenlake_4x4_k5_$enc -- \
+      --env-id envs:MetaFrozenLake-v0 --traj-encoder $enc --max-seq-len 80 --traj-save-len 80 \
+      --total-timesteps 250000 --eps-anneal-frac 0.2 --eval-interval 10 --eval-episodes 200 $extra
+    report ${tag}frozenlake_4x4_k5_$enc
+  fi
+  if [[ $what == keydoor || $what == all ]]; then
+    python benchmarks/run.py --minutes "$minutes" --name ${tag}darkkeydoor_5x5_$enc -- \
+      --env-id envs:DarkKeyDoor-5x5-v0 --traj-encoder $enc --exploration bilevel --bilevel-horizon 200 \
+      --reward-multiplier 100 --max-seq-len 100 --traj-save-len 200 --total-timesteps 250000 --eps-anneal-frac 0.2 \
+      --eval-interval 10 --eval-episodes 56 $extra
+    report ${tag}darkkeydoor_5x5_$enc
+  fi
+done

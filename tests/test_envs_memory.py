@@ -1,0 +1,410 @@
+"""The memory / meta-RL envs (envs/: T-Maze, Meta-Frozen-Lake, Key-Door, the k-shot helper), T-Maze exploration,
+--train-greedy, and short runs of the agent on them."""
+
+import subprocess
+import sys
+import warnings
+from collections import deque
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import amago_agent as amago
+import envs
+from common.logs import read_scalars
+from envs.frozen_lake import FrozenLakeAttempt, MetaFrozenLake
+from envs.key_door import RoomKeyDoor
+from envs.kshot import KShot
+from envs.tmaze import TMaze
+
+P = envs.LOG_PREFIX
+IDS = ["TMazePassive-v0", "TMazeActive-v0", "MetaFrozenLake-v0", "DarkKeyDoor-v0", "LightKeyDoor-v0", "DarkKeyDoor-5x5-v0"]
+RIGHT, UP, LEFT, DOWN = range(4)  # T-Maze actions
+
+
+def rollout(env, seed, actions):
+    """Reset with seed, play the actions until the episode ends; -> (obs list, rewards, last info, terminated)."""
+    obs, _ = env.reset(seed=seed)
+    seen, rewards = [obs], []
+    for a in actions:
+        obs, r, term, trunc, info = env.step(a)
+        seen.append(obs)
+        rewards.append(r)
+        if term or trunc:
+            return seen, rewards, info, term
+    raise AssertionError("episode did not end")
+
+
+def rollout_from(env, actions):
+    """Play all the actions from the current state; the episode must end exactly at the last one."""
+    seen, rewards = [], []
+    for a in actions:
+        obs, r, term, trunc, info = env.step(a)
+        seen.append(obs)
+        rewards.append(r)
+        if term or trunc:
+            assert len(rewards) == len(actions), "episode ended early"
+            return seen, rewards, info, term
+    raise AssertionError("episode did not end")
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_gymnasium_env_checker_passes_without_warnings(env_id):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # any checker warning fails the test
+        env = gym.make(env_id)
+        check_env(env.unwrapped, skip_render_check=True)
+        # gym.make's passive checker also watches every step of a full random episode
+        env.reset(seed=0)
+        env.action_space.seed(0)
+        done = False
+        while not done:
+            obs, r, term, trunc, _ = env.step(env.action_space.sample())
+            assert obs in env.observation_space and isinstance(r, float)
+            done = term or trunc
+        assert term and not trunc  # every rollout here ends a finite-horizon task: terminated, never bootstrapped
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_same_seed_same_episode_and_other_seeds_differ(env_id):
+    acts = np.random.default_rng(0).integers(0, gym.make(env_id).action_space.n, 2000)
+    a, b = rollout(gym.make(env_id), 3, acts), rollout(gym.make(env_id), 3, acts)
+    assert len(a[0]) == len(b[0]) and all((x == y).all() for x, y in zip(a[0], b[0])) and a[1] == b[1] and a[2] == b[2]
+    others = [rollout(gym.make(env_id), s, acts) for s in range(4, 10)]
+    sigs = {np.concatenate(o).tobytes() + np.array(r).tobytes() for o, r, _, _ in [a, *others]}
+    assert len(sigs) >= 2  # the seed picks the task (goal side, lake, key/door)
+
+
+def test_bad_arguments_are_clear_errors():
+    with pytest.raises(ValueError, match="corridor_length must be >= 1, got 0"):
+        TMaze(corridor_length=0)
+    with pytest.raises(ValueError, match="lake size must be >= 2, got 1"):
+        MetaFrozenLake(size=1)
+    with pytest.raises(ValueError, match=r"k \(attempts per rollout\) must be >= 1, got 0"):
+        MetaFrozenLake(k_attempts=0)
+    with pytest.raises(ValueError, match="meta_horizon must be >= 1, got 0"):
+        RoomKeyDoor(meta_horizon=0)
+    env = TMaze()
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=r"action must be an int in \[0, 4\).*got 7"):
+        env.step(7)
+
+
+# ---------------------------------------------------------------- T-Maze
+def test_tmaze_cue_is_seen_once_at_the_oracle_cell():
+    H, goals = 6, set()
+    for seed in range(20):
+        env = TMaze(corridor_length=H)  # passive: the cue is in the first observation
+        obs, _ = env.reset(seed=seed)
+        goal = env.goal
+        goals.add(goal)
+        assert obs.tolist() == [0, goal]
+        # walk away and back onto the oracle cell: it now looks like the corridor
+        for a in [RIGHT, LEFT, LEFT, RIGHT, RIGHT]:
+            obs, *_ = env.step(a)
+            assert obs.tolist() == [0, 0]
+
+        env = TMaze(corridor_length=H, active=True)  # active: one step right of the oracle cell
+        obs, _ = env.reset(seed=seed)
+        goal = env.goal
+        assert obs.tolist() == [0, 0]
+        obs, r, *_ = env.step(LEFT)
+        assert obs.tolist() == [0, goal] and r == 0.0  # the step back to the cue is free
+        for a in [RIGHT, LEFT]:
+            obs, *_ = env.step(a)
+            assert obs.tolist() == [0, 0]
+    assert goals == {-1, 1}
+
+
+@pytest.mark.parametrize("active", [False, True])
+@pytest.mark.parametrize("H", [1, 5, 50])
+def test_tmaze_optimal_policy_gets_exactly_one(active, H):
+    """Remember the cue, walk right, turn to it: return 1.0 (no penalty), success 1, episode length H+1 / H+3."""
+    for seed in range(10):
+        env = TMaze(corridor_length=H, active=active)
+        obs, _ = env.reset(seed=seed)
+        if active:
+            obs, *_ = env.step(LEFT)
+        cue = obs[1]
+        plan = [RIGHT] * (H + active) + [UP if cue > 0 else DOWN]
+        obs_seen, rewards, info, term = rollout_from(env, plan)
+        assert sum(rewards) == 1.0 and len(rewards) + active == H + 1 + 2 * active
+        assert obs_seen[-1].tolist() == [1, cue]  # at a goal cell, which shows [1, y]
+        assert info[f"{P} success"] == 1.0 and info[f"{P} reached junction"] == 1.0 and term
+
+
+def test_tmaze_memory_free_policy_gets_half():
+    """Walk right and guess the turn: every return is 0 or 1, and the mean over 400 episodes is 0.5 (std 0.025)."""
+    H, guess = 10, np.random.default_rng(0)
+    env = TMaze(corridor_length=H)
+    returns = []
+    for seed in range(400):
+        env.reset(seed=seed)
+        _, rewards, info, _ = rollout_from(env, [RIGHT] * H + [guess.choice([UP, DOWN])])
+        returns.append(sum(rewards))
+        assert info[f"{P} success"] == sum(rewards)
+    assert set(returns) == {0.0, 1.0}
+    assert abs(np.mean(returns) - 0.5) < 0.08
+
+
+def test_tmaze_penalty_for_every_non_right_step_and_failure_when_short():
+    H = 10
+    env = TMaze(corridor_length=H)
+    env.reset(seed=0)
+    _, rewards, info, _ = rollout_from(env, [RIGHT, UP, LEFT, DOWN] + [RIGHT] * (H - 4) + [RIGHT])
+    assert rewards[:3] == [0.0, -1 / H, -1 / H] and rewards[3] == -1 / H
+    # 3 wasted steps: the agent never reaches the junction, so it fails whatever the goal
+    assert rewards[-1] == 0.0 and info[f"{P} success"] == 0.0 and info[f"{P} reached junction"] == 0.0
+
+
+# ---------------------------------------------------------------- Meta-Frozen-Lake
+def shortest_path(lake, start=(0, 0)):
+    """Actions (noop, +x, -x, +y, -y) of a shortest hole-free path from start to the goal."""
+    N, moves = len(lake), [(1, 0), (-1, 0), (0, 1), (0, -1)]
+    prev, todo = {start: None}, deque([start])
+    while todo:
+        x, y = todo.popleft()
+        if lake[x][y] == "G":
+            path, cell = [], (x, y)
+            while prev[cell]:
+                cell, a = prev[cell]
+                path.append(a)
+            return path[::-1]
+        for a, (dx, dy) in enumerate(moves, start=1):
+            n = (x + dx, y + dy)
+            if 0 <= n[0] < N and 0 <= n[1] < N and n not in prev and lake[n[0]][n[1]] != "H":
+                prev[n] = ((x, y), a)
+                todo.append(n)
+    raise AssertionError("generate_random_map always has a path")
+
+
+def test_frozen_lake_keeps_its_lake_for_k_attempts_and_logs_each():
+    K, N = 5, 4
+    env = MetaFrozenLake(size=N, k_attempts=K)
+    lakes = []
+    for seed in range(10):
+        obs, _ = env.reset(seed=seed)
+        lake = list(env.lake)
+        lakes.append(tuple(lake))
+        assert obs.tolist() == [0, 0, 1, 0]  # start, reset flag, attempt 0 of K
+        # attempts 0, 2, 4 follow the lake's shortest path (+1); attempts 1 and 3 idle until the N^2-step time limit
+        for k in range(K):
+            assert env.lake == lake  # the same lake in every attempt
+            plan = shortest_path(lake) if k % 2 == 0 else [0] * (N * N)
+            for i, a in enumerate(plan):
+                obs, r, term, trunc, info = env.step(a)
+                if i < len(plan) - 1:
+                    assert r == 0 and obs[2] == 0 and obs[3] == pytest.approx(k / K)
+            assert r == (1.0 if k % 2 == 0 else 0.0) and not trunc
+            assert obs[2] == 1 and obs[3] == pytest.approx((k + 1) / K)  # soft reset flag; next attempt
+            if k < K - 1:
+                assert obs[:2].tolist() == [0, 0] and not term
+        assert term
+        for k in range(K):
+            assert info[f"{P} attempt {k} success"] == info[f"{P} attempt {k} return"] == float(k % 2 == 0)
+    assert len(set(lakes)) >= 8  # a new lake per rollout
+
+
+def test_frozen_lake_hole_ends_the_attempt_with_zero():
+    env = MetaFrozenLake(size=4, k_attempts=2)
+    for seed in range(50):
+        env.reset(seed=seed)
+        if env.lake[1][0] == "H":  # one step +x falls in
+            obs, r, term, _, _ = env.step(1)
+            assert r == 0.0 and obs.tolist() == [0, 0, 1, 0.5] and not term
+            return
+    raise AssertionError("no lake with a hole at (1, 0) in 50 seeds")
+
+
+# ---------------------------------------------------------------- Key-Door
+def walk(env, target):
+    """Actions (-y, -x, +y, +x) from env.pos to target, x first."""
+    (x, y), (tx, ty) = env.pos, target
+    return [3 if tx > x else 1] * abs(tx - x) + [2 if ty > y else 0] * abs(ty - y)
+
+
+def key_door_env(**kw):
+    env = RoomKeyDoor(room_size=5, episode_length=20, meta_horizon=100, **kw)
+    env.reset(seed=0)
+    env.start, env.key, env.door = np.array([0, 0]), np.array([4, 4]), np.array([0, 4])
+    env._new_attempt()
+    return env
+
+
+def test_key_door_needs_the_key_before_the_door_and_keeps_the_task():
+    env = key_door_env()
+    # the door without the key: nothing happens
+    rewards = [env.step(a)[1] for a in walk(env, env.door)]
+    assert sum(rewards) == 0 and (env.pos == env.door).all()
+    rewards = [env.step(a)[1] for a in walk(env, env.key)]
+    assert rewards[-1] == 1.0 and sum(rewards) == 1.0 and env.step(4)[1] == 0.0  # the key pays once
+    obs = None
+    for a in walk(env, env.door):
+        obs, r, *_ = env.step(a)
+    assert r == 1.0 and obs.tolist() == [0, 0, 0, 0]  # the door ends the attempt: back at the start, no key
+    # every later attempt is the same task: key then door pays 2 per attempt, each from the same start
+    start_t, total, term, info = env.global_t, 0.0, False, {}
+    while not term:
+        for target in (env.key, env.door):
+            for a in walk(env, target):
+                obs, r, term, trunc, info = env.step(a)
+                total += r
+                if term:
+                    break
+            if term:
+                break
+    attempts, rest = divmod(100 - start_t, 12)  # key (8 steps) then door (4 steps)
+    assert total == 2 * attempts + (rest >= 8)
+    assert info[f"{P} doors opened"] == attempts + 1 and info[f"{P} keys found"] == attempts + 1 + (rest >= 8)
+    assert not trunc and env.global_t == 100
+
+
+def test_key_door_attempt_times_out_back_to_start():
+    env = key_door_env()
+    for t in range(1, 20):
+        obs, *_ = env.step(2)  # +y along the edge, never on the key
+        assert obs[3] == pytest.approx(t / 20)
+    obs, *_ = env.step(2)
+    assert obs.tolist() == [0, 0, 0, 0]
+
+
+def test_dark_room_hides_key_and_door_and_light_room_shows_them():
+    def obs_seq(light, key, door):
+        env = key_door_env(light_room=light)
+        env.key, env.door = np.array(key), np.array(door)
+        return np.stack([env.step(a)[0] for a in [3, 3, 2, 1, 4]])
+
+    a, b = obs_seq(False, (4, 4), (3, 0)), obs_seq(False, (0, 4), (4, 2))
+    assert a.shape == (5, 4) and (a == b).all()
+    a, b = obs_seq(True, (4, 4), (3, 0)), obs_seq(True, (0, 4), (4, 2))
+    assert a.shape == (5, 8) and (a[:, :4] == b[:, :4]).all()
+    np.testing.assert_allclose(a[:, 4:], [[0.8, 0.8, 0.6, 0.0]] * 5)
+    np.testing.assert_allclose(b[:, 4:], [[0.0, 0.8, 0.8, 0.4]] * 5)
+
+
+# ---------------------------------------------------------------- k-shot helper
+class Bandit(gym.Env):
+    """One-step task: reward 1 for pulling the arm equal to the hidden task; the task comes from the reset seed,
+    or from reset_task(rng) when `hook`. Reports success."""
+
+    def __init__(self, hook):
+        self.observation_space, self.action_space = gym.spaces.Box(0, 1, (1,), np.float32), gym.spaces.Discrete(10)
+        if hook:
+            self.reset_task = lambda rng: setattr(self, "task", int(rng.integers(10)))
+
+    def reset(self, seed=None, options=None):
+        super().reset(seed=seed)
+        if not hasattr(self, "reset_task"):
+            self.task = int(self.np_random.integers(10))
+        return np.zeros(1, np.float32), {}
+
+    def step(self, a):
+        return np.ones(1, np.float32), float(a == self.task), True, False, {"success": float(a == self.task)}
+
+
+@pytest.mark.parametrize("hook", [True, False])
+def test_kshot_keeps_the_task_for_k_attempts_then_a_new_rollout(hook):
+    k = 4
+    env = KShot(Bandit(hook), k)
+    obs, _ = env.reset(seed=0)
+    tasks = []
+    for rollout_i in range(6):
+        assert obs.tolist() == [0, 1, 0]  # inner obs, reset flag, attempt 0
+        rollout_tasks = []
+        for i in range(k):
+            rollout_tasks.append(env.env.task)
+            obs, r, term, trunc, info = env.step(i)  # arm i in attempt i
+            assert obs.tolist() == [0 if i < k - 1 else 1, 1, (i + 1) / k] and term == (i == k - 1) and not trunc
+        assert len(set(rollout_tasks)) == 1  # the same task in all k attempts
+        tasks.append(rollout_tasks[0])
+        for i in range(k):
+            assert info[f"{P} attempt {i} success"] == info[f"{P} attempt {i} return"] == float(i == rollout_tasks[0])
+        obs, _ = env.reset()  # the (k+1)-th reset: a new rollout, a new task
+    assert len(set(tasks)) >= 3
+
+
+def test_kshot_rejects_what_it_cannot_extend():
+    with pytest.raises(ValueError, match="flat Box observation space"):
+        KShot(gym.make("Blackjack-v1"), 2)
+    with pytest.raises(ValueError, match=r"k \(attempts per rollout\) must be >= 1, got 0"):
+        KShot(FrozenLakeAttempt(), 0)
+
+
+# ---------------------------------------------------------------- T-Maze exploration
+def test_tmaze_exploration_is_low_in_the_corridor_only():
+    H, N = 20, 3
+    space = gym.spaces.Discrete(4)
+    tm = amago.TMazeEpsilonGreedy(N, space, 1.0, 0.05, 100, seed=0, corridor=H)
+    eg = amago.EpsilonGreedy(N, space, 1.0, 0.05, 100, seed=0)
+    for step in [0, 50, 200]:
+        tm.step_count = eg.step_count = step
+        for t in range(H + 2):
+            eps = tm.epsilon(np.full(N, t))
+            expect = np.full(N, 0.5 / H) if 1 <= t <= H - 4 else eg.epsilon(np.full(N, t))
+            np.testing.assert_allclose(eps, expect)
+    assert not np.allclose(eg.epsilon(0), 0.5 / H)  # outside, the annealed (and randomly scaled) schedule
+    # the actions: inside the corridor, a random action replaces the agent's w.p. 0.5/H (changes it w.p. 3/4 of that)
+    tm.step_count = 0
+    changed = np.mean([tm(np.zeros(N, int), np.full(N, 5)) != 0 for _ in range(20_000)])
+    assert abs(changed - 0.5 / H * 0.75) < 0.004
+    args = amago.Args(exploration="tmaze", tmaze_corridor=H, num_envs=N)
+    made = amago.make_exploration(args, gym.vector.SyncVectorEnv([lambda: gym.make("TMazePassive-v0")] * N))
+    assert isinstance(made, amago.TMazeEpsilonGreedy) and made.corridor == H
+
+
+# ---------------------------------------------------------------- the agent on these envs
+SCRIPT = Path(amago.__file__)
+TINY = ["--num-envs", "2", "--batch-size", "4", "--max-seq-len", "8", "--d-model", "16", "--n-layers", "1",
+        "--n-heads", "2", "--d-ff", "32", "--tstep-hidden", "16", "--tstep-dim", "16", "--actor-hidden", "16", "--critic-hidden", "16",
+        "--eval-interval", "2", "--eval-episodes", "2", "--num-workers", "0"]  # fmt: skip
+
+
+def run_agent(tmp_path, *args):
+    cmd = [sys.executable, str(SCRIPT), "--run-name", "r", *TINY, *args]
+    out = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300, env={"PYTHONPATH": str(SCRIPT.parent), "PATH": ""})
+    assert out.returncode == 0, out.stderr[-3000:]
+    return tmp_path / "runs" / "r"
+
+
+def test_agent_runs_on_tmaze_with_its_recipe_and_logs_success(tmp_path):
+    run = run_agent(tmp_path, "--env-id", "envs:TMazePassive-v0", "--exploration", "tmaze", "--tmaze-corridor", "50", "--train-greedy",
+                    "--reward-multiplier", "100", "--gamma", "0.9999", "--traj-save-len", "64", "--total-timesteps", "204",
+                    "--timesteps-per-epoch", "51", "--batches-per-epoch", "2")  # fmt: skip
+    tags = read_scalars(run)
+    assert {"eval/TMazePassive-v0/success", "eval/TMazePassive-v0/reached junction"} <= set(tags)
+    assert all(v in (0.0, 0.5, 1.0) for _, _, v in tags["eval/TMazePassive-v0/success"])
+
+
+def test_agent_runs_on_meta_frozen_lake_and_logs_each_attempt(tmp_path):
+    run = run_agent(tmp_path, "--env-id", "envs:MetaFrozenLake-v0", "--traj-encoder", "gru", "--traj-save-len", "16",
+                    "--total-timesteps", "64", "--timesteps-per-epoch", "8", "--batches-per-epoch", "2")  # fmt: skip
+    tags = set(read_scalars(run))
+    assert {f"eval/MetaFrozenLake-v0/attempt {i} success" for i in range(5)} <= tags
+
+
+def test_train_greedy_makes_training_rollouts_deterministic(tmp_path):
+    """With no exploration and no updates, a greedy policy plays the same actions in every T-Maze episode with the
+    same cue; a sampling policy (the default) does not."""
+
+    def actions_by_goal(*flag):
+        d = tmp_path / ("greedy" if flag else "sampled")
+        d.mkdir()
+        run_agent(d, "--env-id", "envs:TMazePassive-v0", "--traj-encoder", "ff", "--eps-start", "0", "--eps-end", "0", "--batches-per-epoch", "0",
+                  "--traj-save-len", "64", "--total-timesteps", "612", "--timesteps-per-epoch", "51", "--eval-interval", "0", *flag)  # fmt: skip
+        seqs, count = {-1: set(), 1: set()}, {-1: 0, 1: 0}
+        for f in (d / "buffers" / "r" / "fifo").glob("*.npz"):
+            data = np.load(f)
+            assert len(data["actions"]) == 51  # whole episodes (traj_save_len 64)
+            goal = int(data["obs_observation"][0, 1])  # the cue in the first observation
+            seqs[goal].add(data["actions"].argmax(-1).tobytes())
+            count[goal] += 1
+        assert sum(count.values()) == 12 and max(count.values()) >= 2  # 12 episodes: some share a cue
+        return seqs
+
+    greedy = actions_by_goal("--train-greedy")
+    assert all(len(s) <= 1 for s in greedy.values())
+    sampled = actions_by_goal()
+    assert any(len(s) > 1 for s in sampled.values())

@@ -1,5 +1,5 @@
 # AMAGO (Grigsby et al., ICLR 2024): in-context RL with a long-sequence off-policy actor-critic, in one file.
-# docs and results: README.md#amago_agentpy
+# docs and results: README.md
 import copy
 import importlib
 import math
@@ -9,7 +9,7 @@ import sys
 import time
 import uuid
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Optional
 

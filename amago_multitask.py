@@ -1,5 +1,5 @@
 # AMAGO-2's MultiTaskAgent (Grigsby et al., NeurIPS 2024): amago_agent.py with a two-hot classification critic and a
-# filtered-BC actor, so tasks whose returns differ in scale learn alike. docs and results: README.md#amago_multitaskpy
+# filtered-BC actor, so tasks whose returns differ in scale learn alike. docs and results: README.md ("amago_multitask.py")
 import copy
 import importlib
 import math
@@ -9,7 +9,7 @@ import sys
 import time
 import uuid
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Optional
 

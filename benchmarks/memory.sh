@@ -17,7 +17,7 @@
 #               transformer eval return >= 2x the ff eval return, over 56 rollouts.
 # The criteria other than the T-Maze return are eval metrics the envs log (eval/<env>/success, ".../reached junction",
 # ".../attempt <i> success", ".../doors opened"); `report` prints the last value of each after a run.
-# Usage: bash benchmarks/memory.sh [tmaze|frozenlake|keydoor|all]
+# Usage: bash benchmarks/memory.sh [tmaze|frozenlake|keydoor|all|tmaze100]
 #   MINUTES=3 TAG=check_ EXTRA="--eval-interval 1" bash benchmarks/memory.sh tmaze   # a short check of the commands
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -63,3 +63,12 @@ for enc in transformer ff; do
     report ${tag}darkkeydoor_5x5_$enc
   fi
 done
+# the stretch: T-Maze H = 100 (TMazePassive-H100-v0), transformer only, the same recipe with the whole episode in context
+if [[ $what == tmaze100 ]]; then
+  python benchmarks/run.py --minutes "$minutes" --name ${tag}tmaze_h100_transformer --target 0.95 --stop-at-target -- \
+    --env-id envs:TMazePassive-H100-v0 --traj-encoder transformer --exploration tmaze --tmaze-corridor 100 --train-greedy \
+    --reward-multiplier 100 --gamma 0.9999 --max-seq-len 101 --traj-save-len 101 --timesteps-per-epoch 101 \
+    --batches-per-epoch 100 --total-timesteps 200000 --eps-anneal-frac 0.2 --eps-end 0.01 \
+    --eval-interval 5 --eval-episodes 200 $extra
+  report ${tag}tmaze_h100_transformer
+fi

@@ -1,7 +1,6 @@
 import copy
 
 import gymnasium as gym
-import numpy as np
 import pytest
 import torch
 

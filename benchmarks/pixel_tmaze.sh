@@ -19,18 +19,7 @@ what=${1:-all}
 extra=${EXTRA:-}  # appended to every command (a later flag overrides an earlier one)
 tag=${TAG:-}  # prefix of the run names (benchmarks/out/<tag><name>)
 
-report() {  # the last greedy eval of every eval/ metric of run $1
-  python - "$1" <<'EOF'
-import sys
-sys.path.insert(0, ".")
-from common.logs import read_scalars
-name = sys.argv[1]
-scalars = read_scalars(f"benchmarks/out/{name}/runs/{name}")
-for tag in sorted(t for t in scalars if t.startswith("eval/")):
-    _, step, value = scalars[tag][-1]
-    print(f"{name}  {tag:45s} {value:9.3f}  (env step {step})")
-EOF
-}
+report() { python benchmarks/last_eval.py "$1"; }  # the last greedy eval of every eval/ metric of run $1
 
 for enc in transformer ff; do
   if [[ $what == "$enc" || $what == all ]]; then

@@ -22,6 +22,7 @@ from envs.tmaze import TMaze
 
 P = envs.LOG_PREFIX
 IDS = ["TMazePassive-v0", "TMazeActive-v0", "MetaFrozenLake-v0", "DarkKeyDoor-v0", "LightKeyDoor-v0", "DarkKeyDoor-5x5-v0"]
+CHECKED_IDS = IDS + ["TMazePassive-H100-v0", "PixelTMaze-v0", "PixelTMazeDict-v0"]  # pixel T-Maze: tests/test_cnn.py
 RIGHT, UP, LEFT, DOWN = range(4)  # T-Maze actions
 
 
@@ -51,7 +52,7 @@ def rollout_from(env, actions):
     raise AssertionError("episode did not end")
 
 
-@pytest.mark.parametrize("env_id", IDS)
+@pytest.mark.parametrize("env_id", CHECKED_IDS)
 def test_gymnasium_env_checker_passes_without_warnings(env_id):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # any checker warning fails the test

@@ -83,6 +83,10 @@ class Args:
     """hidden width of the timestep encoder MLP"""
     tstep_dim: int = 64
     """output width of the timestep encoder"""
+    hide_rl2: bool = False
+    """if toggled, the rl2 features (previous reward and action) are zeroed before the timestep encoder (the
+    reference's hide_rl2s). They are a one-step memory: across a k-shot soft reset they tell a memory-free policy how
+    the last attempt ended, and they mark a rollout's first step (README, Meta-Frozen-Lake)"""
     tstep_encoder: Literal["auto", "ff", "cnn"] = "auto"
     """ff: every obs key flattened, with rl2, into an MLP; cnn: image keys (3-D Boxes) through a CNN, the other keys
     and rl2 through the ff MLP; auto: cnn when an obs key is an image"""
@@ -1156,11 +1160,14 @@ class Agent(nn.Module):
         target = list(self.target_actor.parameters()) + list(self.target_critics.parameters())
         torch._foreach_lerp_(target, online, self.args.tau)
 
+    def embed(self, obs, rl2, mask=None):  # the timestep encoder's tokens (B, L, tstep_dim)
+        return self.tstep(obs, torch.zeros_like(rl2) if self.args.hide_rl2 else rl2, mask)
+
     @torch.no_grad()
     def get_actions(self, obs, rl2, time, hidden, greedy=False):
         """One rollout step for N actors: obs[k] (N, ...), rl2 (N, A+1), time (N,) -> actions for the last gamma."""
         obs = {k: v.unsqueeze(1) for k, v in obs.items()}
-        s, hidden = self.traj.step(self.tstep(obs, rl2.unsqueeze(1)), time.unsqueeze(1), hidden)
+        s, hidden = self.traj.step(self.embed(obs, rl2.unsqueeze(1)), time.unsqueeze(1), hidden)
         a = self.actor.sample(self.actor(s)[:, 0, -1], greedy=greedy)  # (N,) or (N, A)
         return a, hidden
 
@@ -1175,7 +1182,7 @@ class Agent(nn.Module):
         d = batch["terminated"].float()
         a_buf = batch["actions"].unsqueeze(2)  # (B, T, 1, A)
 
-        s = self.traj(self.tstep(batch["obs"], batch["rl2"], batch["mask"]), batch["time"])  # (B, L, D)
+        s = self.traj(self.embed(batch["obs"], batch["rl2"], batch["mask"]), batch["time"])  # (B, L, D)
         params = self.actor(s)  # (B, L, G, F)
 
         # ------------------------------------------------ critic loss ------------------------------------------------

@@ -23,10 +23,14 @@ _ENVS = {
     "PixelTMazeDict-v0": ("envs.pixel_tmaze:PixelTMaze", {"dict_obs": True, "grayscale": True, "channels_first": True}),
     # meta-RL / in-context RL
     "MetaFrozenLake-v0": "envs.frozen_lake:MetaFrozenLake",
+    # the attempt index hidden (only the reset flag), so that a memory-free policy cannot act per attempt (memory.sh)
+    "MetaFrozenLake-HideK-v0": ("envs.frozen_lake:MetaFrozenLake", {"show_attempt": False}),
     "DarkKeyDoor-v0": "envs.key_door:RoomKeyDoor",
     "LightKeyDoor-v0": ("envs.key_door:RoomKeyDoor", {"light_room": True}),
     # the CPU benchmark's size (benchmarks/memory.sh): 5x5 room, 20-step attempts, 200-step rollouts
     "DarkKeyDoor-5x5-v0": ("envs.key_door:RoomKeyDoor", {"room_size": 5, "episode_length": 20, "meta_horizon": 200}),
+    "LightKeyDoor-5x5-v0": ("envs.key_door:RoomKeyDoor", {"room_size": 5, "episode_length": 20, "meta_horizon": 200,
+                                                          "light_room": True}),
     "HalfCheetahVel-v0": "envs.half_cheetah_vel:HalfCheetahVel",
     "MazeRunner-v0": "envs.mazerunner:MazeRunner",
     # AMAGO-2: hidden tasks that differ only by reward scale (issue 5)

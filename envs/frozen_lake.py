@@ -8,7 +8,7 @@ remember where the earlier ones fell in. That is the meta-RL test: success shoul
 memory policy and stay flat without memory (the reference's figure: ~0.22 in attempt 0 -> ~0.9 by attempt 6 on 5x5).
 
 Observation Box(4) in [0, 1]: [x / N, y / N, soft-reset flag, attempt / k]. Actions Discrete(5): noop, +x, -x, +y,
--y (moves off the lake are clipped). The rollout terminates after k attempts and logs
+-y (moves off the lake are clipped). `show_attempt=False` drops the attempt feature (Box(3); MetaFrozenLake-HideK-v0). The rollout terminates after k attempts and logs
 `info[f"{LOG_PREFIX} attempt {i} success"]` (and `... return`) for every attempt i.
 We leave out the reference's hard mode (swapped actions, noisy position, holes appearing behind the agent).
 """
@@ -66,8 +66,8 @@ class FrozenLakeAttempt(gym.Env):
 
 
 class MetaFrozenLake(KShot):
-    def __init__(self, size: int = 4, k_attempts: int = 5, max_steps: int | None = None):
-        super().__init__(FrozenLakeAttempt(size, max_steps), k_attempts)
+    def __init__(self, size: int = 4, k_attempts: int = 5, max_steps: int | None = None, show_attempt: bool = True):
+        super().__init__(FrozenLakeAttempt(size, max_steps), k_attempts, show_attempt)
 
     @property
     def lake(self):  # the current rollout's map (N strings of "SFHG")

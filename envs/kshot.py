@@ -13,6 +13,8 @@ into the observation.
   their transition noise then repeats too).
 - Observation: the inner (flat Box) observation + [soft-reset flag, attempt index / k]. The flag is 1 on the first
   observation of the rollout and on every observation that follows the end of an attempt (the terminal one too).
+  `show_attempt=False` leaves out the attempt index (the reference's `hide_k_progress`): a memory-free policy then
+  cannot tell one attempt from another, which is what a fair no-memory baseline needs.
 - Logging: at the end of the rollout, `info[f"{LOG_PREFIX} attempt {i} return"]` for every attempt i, and
   `... attempt {i} success` where the inner env reports `info["success"]` at the end of its episodes; AMAGO's eval
   averages each key, giving a success rate per attempt.
@@ -29,19 +31,21 @@ class KShot(gym.Env):
 
     metadata = {"render_modes": []}
 
-    def __init__(self, env: gym.Env, k: int):
+    def __init__(self, env: gym.Env, k: int, show_attempt: bool = True):
         if k < 1:
             raise ValueError(f"k (attempts per rollout) must be >= 1, got {k}")
         space = env.observation_space
         if not (isinstance(space, gym.spaces.Box) and len(space.shape) == 1):
             raise ValueError(f"KShot needs a flat Box observation space to append its reset features, got {space}")
-        self.env, self.k = env, k
-        low, high = np.append(space.low, [0, 0]), np.append(space.high, [1, 1])
+        self.env, self.k, self.show_attempt = env, k, show_attempt
+        extra = 2 if show_attempt else 1
+        low, high = np.append(space.low, [0] * extra), np.append(space.high, [1] * extra)
         self.observation_space = gym.spaces.Box(low.astype(space.dtype), high.astype(space.dtype), dtype=space.dtype)
         self.action_space = env.action_space
 
     def _obs(self, obs, flag):
-        return np.append(obs, [flag, self.attempt / self.k]).astype(self.observation_space.dtype)
+        extra = [flag, self.attempt / self.k] if self.show_attempt else [flag]
+        return np.append(obs, extra).astype(self.observation_space.dtype)
 
     def reset(self, seed=None, options=None):
         super().reset(seed=seed)

@@ -21,7 +21,8 @@ from envs.kshot import KShot
 from envs.tmaze import TMaze
 
 P = envs.LOG_PREFIX
-IDS = ["TMazePassive-v0", "TMazeActive-v0", "MetaFrozenLake-v0", "DarkKeyDoor-v0", "LightKeyDoor-v0", "DarkKeyDoor-5x5-v0"]
+IDS = ["TMazePassive-v0", "TMazeActive-v0", "MetaFrozenLake-v0", "MetaFrozenLake-HideK-v0", "DarkKeyDoor-v0",
+       "LightKeyDoor-v0", "DarkKeyDoor-5x5-v0", "LightKeyDoor-5x5-v0"]
 CHECKED_IDS = IDS + ["TMazePassive-H100-v0", "PixelTMaze-v0", "PixelTMazeDict-v0"]  # pixel T-Maze: tests/test_cnn.py
 RIGHT, UP, LEFT, DOWN = range(4)  # T-Maze actions
 
@@ -325,6 +326,22 @@ def test_kshot_keeps_the_task_for_k_attempts_then_a_new_rollout(hook):
             assert info[f"{P} attempt {i} success"] == info[f"{P} attempt {i} return"] == float(i == rollout_tasks[0])
         obs, _ = env.reset()  # the (k+1)-th reset: a new rollout, a new task
     assert len(set(tasks)) >= 3
+
+
+def test_kshot_can_hide_the_attempt_index_but_keeps_the_reset_flag():
+    k = 3
+    env = KShot(Bandit(True), k, show_attempt=False)
+    assert env.observation_space.shape == (2,)  # inner obs + reset flag, no attempt / k
+    obs, _ = env.reset(seed=0)
+    seen = [obs.tolist()]
+    for i in range(k):
+        obs, r, term, trunc, info = env.step(i)
+        seen.append(obs.tolist())
+    assert seen == [[0, 1], [0, 1], [0, 1], [1, 1]] and term  # every attempt starts alike: only memory tells them apart
+    assert f"{P} attempt {k - 1} return" in info
+    lake = gym.make("envs:MetaFrozenLake-HideK-v0")
+    obs, _ = lake.reset(seed=0)
+    assert obs.tolist() == [0, 0, 1] and lake.observation_space.shape == (3,)
 
 
 def test_kshot_rejects_what_it_cannot_extend():

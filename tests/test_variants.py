@@ -196,6 +196,21 @@ def test_multibinary_agent_defaults_and_bc_term():
     assert any(p.grad is not None and p.grad.abs().max() > 0 for p in agent.critics.parameters())
 
 
+def test_hide_rl2_makes_the_agent_blind_to_previous_reward_and_action():
+    obs_space = gym.spaces.Dict({"observation": gym.spaces.Box(-1, 1, (3,))})
+    small = dict(d_model=16, n_layers=1, n_heads=2, d_ff=32, tstep_hidden=16, tstep_dim=16, actor_hidden=16, critic_hidden=16,
+                 max_seq_len=6, traj_encoder="gru")  # fmt: skip
+    g = torch.Generator().manual_seed(0)
+    obs, time = {"observation": torch.randn(4, 3, generator=g)}, torch.zeros(4, dtype=torch.long)
+    rl2s = [torch.zeros(4, 4), torch.randn(4, 4, generator=g)]  # a rollout's first step vs. an informative one
+    for hide in (False, True):
+        torch.manual_seed(0)
+        agent = amago.Agent(amago.Args(hide_rl2=hide, **small), obs_space, gym.spaces.Discrete(3))
+        s = [agent.traj.step(agent.embed({k: v.unsqueeze(1) for k, v in obs.items()}, r.unsqueeze(1)), time.unsqueeze(1),
+                             agent.traj.init_hidden(4, "cpu"))[0] for r in rl2s]  # fmt: skip
+        assert torch.equal(s[0], s[1]) == hide
+
+
 # -------------------------------------------------- already vectorized --------------------------------------------------
 class BatchedCounting(gym.vector.VectorEnv):
     """N CountingEnvs stepped as one batch with numpy (the jax/gymnax style): obs = [t, 0]; reward 1 + 0.5 a

@@ -38,7 +38,9 @@ def main():
         for m in a.metrics:
             pts = [(minute_at[s], v) for _, s, v in scalars.get(m, []) if s in minute_at]
             curves[f"{name} {m.split('/', 1)[1]}"] = pts  # eval/<env>/<metric> -> "<env>/<metric>"
-    ylabel = "greedy eval return" if not a.metrics else a.metrics[0].rsplit("/", 1)[-1] if len(a.metrics) == 1 else "greedy eval"
+    ylabel = "greedy eval return"
+    if a.metrics:  # one metric: its name; several: a common label (the legend names each)
+        ylabel = a.metrics[0].rsplit("/", 1)[-1] if len(a.metrics) == 1 else "greedy eval"
     plot_curves(curves, results / f"{a.group}.png", title=a.group, ylabel=ylabel)
     print(f"wrote {results / (a.group + '.png')}")
 

@@ -8,8 +8,9 @@ remember where the earlier ones fell in. That is the meta-RL test: success shoul
 memory policy and stay flat without memory (the reference's figure: ~0.22 in attempt 0 -> ~0.9 by attempt 6 on 5x5).
 
 Observation Box(4) in [0, 1]: [x / N, y / N, soft-reset flag, attempt / k]. Actions Discrete(5): noop, +x, -x, +y,
--y (moves off the lake are clipped). `show_attempt=False` drops the attempt feature (Box(3); MetaFrozenLake-HideK-v0). The rollout terminates after k attempts and logs
-`info[f"{LOG_PREFIX} attempt {i} success"]` (and `... return`) for every attempt i.
+-y (moves off the lake are clipped). `show_attempt=False` drops the attempt feature (Box(3); MetaFrozenLake-HideK-v0).
+The rollout terminates after k attempts and logs `info[f"{LOG_PREFIX} attempt {i} success"]` (and `... return`) for
+every attempt i.
 We leave out the reference's hard mode (swapped actions, noisy position, holes appearing behind the agent).
 """
 

@@ -17,10 +17,12 @@
 #               exploration over the rollout, reward x100. max_seq_len 100 (5 attempts of context) where the reference
 #               puts the whole rollout in context: an update's cost grows (at least) linearly with the window, so 200
 #               steps would about halve the updates that fit in 90 min, and once the key and door are found the last 5
-#               attempts show where they are.
-#               16 actors x 200 steps per epoch (3,200 env steps, i.e. 16 new rooms, per 200 updates): in-context
-#               learning is learned across tasks, and the default 800 steps per epoch gave only ~160 rooms per hour.
-#               transformer eval return >= 2x the ff eval return, over 56 rollouts.
+#               attempts show where they are. (Measured: --max-seq-len 200 learned no faster per update; README.)
+#               64 actors x 200 steps per epoch (12,800 env steps, i.e. 64 new rooms, per 200 updates): in-context
+#               learning is learned across tasks, and the rooms seen, not the updates, held the transformer back: with
+#               16 actors it was at 5-8 after 3,000 updates, with 64 at 16 (README). Collecting costs little next to
+#               the updates (a few seconds of each ~50 s epoch).
+#               transformer eval return >= 2x the ff eval return, over 64 rollouts (one per actor).
 # The criteria other than the T-Maze return are eval metrics the envs log (eval/<env>/success, ".../reached junction",
 # ".../attempt <i> success", ".../doors opened"); `report` prints the last value of each after a run.
 # Usage: bash benchmarks/memory.sh [tmaze|frozenlake|keydoor|all|tmaze100]
@@ -55,8 +57,8 @@ for enc in ${ENCS:-transformer ff}; do  # ENCS=ff runs only ff (to run the two s
   if [[ $what == keydoor || $what == all ]]; then
     python benchmarks/run.py --minutes "$minutes" --name ${tag}darkkeydoor_5x5_$enc -- \
       --env-id envs:DarkKeyDoor-5x5-v0 --traj-encoder $enc --exploration bilevel --bilevel-horizon 200 \
-      --reward-multiplier 100 --max-seq-len 100 --traj-save-len 200 --num-envs 16 --timesteps-per-epoch 200 \
-      --total-timesteps 400000 --eps-anneal-frac 0.25 --eval-interval 5 --eval-episodes 56 $extra
+      --reward-multiplier 100 --max-seq-len 100 --traj-save-len 200 --num-envs 64 --timesteps-per-epoch 200 \
+      --total-timesteps 2000000 --eps-anneal-frac 0.25 --eval-interval 5 --eval-episodes 64 $extra
     report ${tag}darkkeydoor_5x5_$enc
   fi
 done

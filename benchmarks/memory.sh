@@ -21,7 +21,7 @@
 #               64 actors x 200 steps per epoch (12,800 env steps, i.e. 64 new rooms, per 200 updates): in-context
 #               learning is learned across tasks, and the rooms seen, not the updates, held the transformer back: with
 #               16 actors it was at 5-8 after 3,000 updates, with 64 at 16 (README). Collecting costs little next to
-#               the updates (a few seconds of each ~50 s epoch).
+#               the updates (~3 s of each ~54 s epoch).
 #               transformer eval return >= 2x the ff eval return, over 64 rollouts (one per actor).
 # The criteria other than the T-Maze return are eval metrics the envs log (eval/<env>/success, ".../reached junction",
 # ".../attempt <i> success", ".../doors opened"); `report` prints the last value of each after a run.

@@ -71,6 +71,9 @@ class Args:
     """AdamW learning rate (the reference: 1e-4; 6e-4 learns LunarLander ~4x faster at our CPU sizes)"""
     warmup_steps: int = 500
     """linear learning-rate warm-up from 0 over this many updates"""
+    anneal_lr: bool = False
+    """if toggled, the learning rate decays linearly to 0 at the last update of total_timesteps (as CleanRL's PPO);
+    the reference keeps it constant"""
     grad_clip: float = 1.0
     """global gradient-norm clip"""
     weight_decay: float = 1e-3
@@ -189,6 +192,10 @@ class Args:
     """long episodes are saved in snippets of about this many steps (staggered by +-max_seq_len)"""
     file_format: Literal["npz", "npz-compressed"] = "npz"
     """trajectory file format"""
+    padded_sampling: Literal["none", "right", "left", "both"] = "none"
+    """where a training window may overhang its file (the reference's option). none (its default): every window lies
+    inside the file, so a file's last step is in 1 of its T-max_seq_len+1 windows; right: a window may run past the
+    end (shorter, padded), so episode ends are sampled as often as any step; left: may start before t=0; both"""
     num_workers: int = 1
     """DataLoader worker processes that read the buffer while the update runs (0: load in the main process)"""
     relabel: Optional[str] = None
@@ -1271,8 +1278,9 @@ class TrajectoryWriter:
 class DiskReplayBuffer(torch.utils.data.IterableDataset):
     """Trajectory files in {root}/fifo (ours, oldest deleted above max_size) and {root}/protected (e.g.
     demonstrations; sampled, never deleted). A sample = a file picked uniformly, then a window of max_seq_len+1
-    timesteps. Files are written atomically (temp file, then rename), so a reader never sees half a file; a file
-    that cannot be read anyway (disk full, edited by hand) is skipped and never sampled again by that reader.
+    timesteps (`padded_sampling`: whether a window may overhang the file's start or end, shorter and padded). Files
+    are written atomically (temp file, then rename), so a reader never sees half a file; a file that cannot be read
+    anyway (disk full, edited by hand) is skipped and never sampled again by that reader.
     Iterating runs in a DataLoader worker, so reading overlaps with the update; files never change once written,
     so the worker keeps the ones it has read in a (bounded) cache.
     `relabel` (optional): window dict -> window dict, applied to every sampled window in the worker, e.g. hindsight
@@ -1280,12 +1288,16 @@ class DiskReplayBuffer(torch.utils.data.IterableDataset):
     rl2, time: W+1 timesteps; actions, rewards, terminated: W) and may shorten them, but must not write into them:
     they are views of the cached file."""
 
-    def __init__(self, root, max_size, max_seq_len, action_dim, discrete, file_format="npz", cache_files=10_000, relabel=None):
+    def __init__(self, root, max_size, max_seq_len, action_dim, discrete, file_format="npz", cache_files=10_000, relabel=None,
+                 padded_sampling="none"):  # fmt: skip
         self.fifo, self.protected = Path(root) / "fifo", Path(root) / "protected"
         self.fifo.mkdir(parents=True, exist_ok=True)
         self.protected.mkdir(parents=True, exist_ok=True)
         self.max_size, self.max_seq_len, self.A, self.discrete = max_size, max_seq_len, action_dim, discrete
         self.file_format, self.cache_files, self.relabel = file_format, cache_files, relabel
+        if padded_sampling not in ("none", "right", "left", "both"):
+            raise ValueError(f"padded_sampling={padded_sampling!r}: choose none, right, left or both")
+        self.padded = padded_sampling
 
     def save(self, traj):
         """traj: lists of wrapped observations (T+1) and of actions, rewards, terminated (T) -> one .npz file."""
@@ -1341,8 +1353,11 @@ class DiskReplayBuffer(torch.utils.data.IterableDataset):
                     cache.pop(next(iter(cache)))
             data = cache[path]
             T = len(data["actions"])
-            start = random.randint(0, max(T - self.max_seq_len, 0))
-            stop = start + min(self.max_seq_len, T)
+            w = self.max_seq_len
+            lo = -w + 1 if self.padded in ("left", "both") else 0  # a start before 0 gives a shorter window from t=0
+            hi = T - 2 if self.padded in ("right", "both") else T - w  # a start past T-w runs off the end (>= 2 steps)
+            s = random.randint(lo, max(hi, lo)) if T > w else 0
+            start, stop = max(s, 0), min(s + w, T)
             window = {k: v[start : stop + 1] if k in ("rl2", "time") or k.startswith("obs_") else v[start:stop] for k, v in data.items()}
             return self.relabel(window) if self.relabel else window
         raise RuntimeError(f"no readable trajectory files in {self.fifo} or {self.protected}")
@@ -1387,9 +1402,17 @@ def to_device(batch, device):
 # ======================================================================================================
 # Training step, evaluation, checkpoints
 # ======================================================================================================
+def lr_at(args, updates):
+    """Linear warm-up from 0 (as the reference), then constant; with --anneal-lr, a linear decay to 0 at the last
+    update of the run."""
+    total = math.ceil(args.total_timesteps / (args.timesteps_per_epoch * args.num_envs)) * args.batches_per_epoch
+    frac = max(0.0, 1.0 - updates / total) if args.anneal_lr else 1.0
+    return args.learning_rate * min(1.0, updates / max(args.warmup_steps, 1), frac)
+
+
 def train_step(agent, optimizer, accelerator, batch, args, updates):
-    for g in optimizer.param_groups:  # linear warm-up from 0 (as the reference), then constant
-        g["lr"] = args.learning_rate * min(1.0, updates / max(args.warmup_steps, 1))
+    for g in optimizer.param_groups:
+        g["lr"] = lr_at(args, updates)
     with accelerator.autocast():
         loss, metrics = agent(batch)
     optimizer.zero_grad(set_to_none=True)
@@ -1539,7 +1562,8 @@ if __name__ == "__main__":
     agent = Agent(args, envs.single_observation_space["obs"], envs.single_action_space).to(device)
     optimizer = torch.optim.AdamW(agent.trainable_parameters(), lr=args.learning_rate, weight_decay=args.weight_decay, fused=True)
     buffer = DiskReplayBuffer(Path(args.buffer_dir) / run_name, args.buffer_max_size, args.max_seq_len, agent.A,
-                              agent.kind == "discrete", args.file_format, relabel=load_relabel(args.relabel))  # fmt: skip
+                              agent.kind == "discrete", args.file_format, relabel=load_relabel(args.relabel),
+                              padded_sampling=args.padded_sampling)  # fmt: skip
     loader = None  # started once the buffer holds a file
     explore = make_exploration(args, envs)
     counters = {"epoch": 0, "global_step": 0, "updates": 0, "frames": {}}  # frames: env steps per env name
@@ -1612,6 +1636,7 @@ if __name__ == "__main__":
             for k, v in metrics.items():
                 writer.add_scalar(k, accelerator.reduce(v.detach().float(), "mean").item(), counters["global_step"])
             writer.add_scalar("charts/updates_per_s", ups, counters["global_step"])
+            writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], counters["global_step"])
         counters["epoch"] = epoch + 1
         sps = int((counters["global_step"] - start_step) / (time.time() - start_time))
         writer.add_scalar("charts/SPS", sps, counters["global_step"])

@@ -111,3 +111,33 @@ def test_dataloader_worker_streams_batches(tmp_path):
     for _ in range(3):
         batch = next(loader)
         assert batch["rl2"].shape == (6, 5, 4)
+
+
+@pytest.mark.parametrize("mode", ["none", "right", "left", "both"])
+def test_padded_sampling_modes(tmp_path, mode):
+    """none: every window is max_seq_len steps inside the file, so the terminal step is in 1 of T-l+1 windows;
+    right/both: windows may run past the end (>= 2 steps left), so the terminal step is sampled about as often as any
+    step; left/both: windows may start before t=0 (>= 1 step, from t=0). Every window stays consistent with the file."""
+    random_state = amago.random.getstate()
+    amago.random.seed(0)
+    l, T = 4, 40
+    buffer = amago.DiskReplayBuffer(tmp_path, max_size=10, max_seq_len=l, action_dim=3, discrete=True, padded_sampling=mode)
+    write_episode(buffer, T=T)
+    ws = windows(buffer, 2000)
+    amago.random.setstate(random_state)
+    lens = np.array([len(w["actions"]) for w in ws])
+    t0 = np.array([int(w["time"][0]) for w in ws])
+    for w in ws:  # obs/rl2/time have one more step than actions/rewards, and match the file
+        assert len(w["time"]) == len(w["actions"]) + 1 >= 2
+        np.testing.assert_array_equal(w["rewards"], np.arange(int(w["time"][0]), int(w["time"][0]) + len(w["rewards"])))
+    ends = np.array([w["terminated"][-1] for w in ws])
+    overhang_right, overhang_left = (lens < l) & (t0 > 0), (lens < l) & (t0 == 0)
+    assert overhang_right.any() == (mode in ("right", "both"))
+    assert overhang_left.any() == (mode in ("left", "both"))
+    assert (lens[t0 > 0] >= 2).all() and (lens <= l).all()
+    if mode == "none":
+        assert (lens == l).all() and ends.mean() < 2.5 / (T - l + 1)  # ~1/37
+    if mode == "right":
+        assert ends.mean() > 0.07  # the last step is in windows starting at T-4 .. T-2: 3 of 39 starts (~0.077)
+    with pytest.raises(ValueError, match="padded_sampling='middle'"):
+        amago.DiskReplayBuffer(tmp_path, max_size=10, max_seq_len=l, action_dim=3, discrete=True, padded_sampling="middle")

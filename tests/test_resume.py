@@ -88,3 +88,21 @@ def test_script_resume_continues_counters_and_buffer(tmp_path):
 def test_resume_without_checkpoint_is_a_clear_error(tmp_path):
     out = run_script(tmp_path, "--total-timesteps", "40", "--resume", "--run-name", "nothing-here")
     assert out.returncode != 0 and "no checkpoint at runs/nothing-here/checkpoint.pt" in out.stderr
+
+
+def test_learning_rate_warms_up_then_holds_or_anneals():
+    """Warm-up from 0, then constant (the reference); --anneal-lr decays linearly to 0 at the run's last update."""
+    args = amago.Args(learning_rate=1e-3, warmup_steps=100, total_timesteps=8000, num_envs=8, timesteps_per_epoch=100,
+                      batches_per_epoch=200)  # fmt: skip
+    total = 10 * 200  # 10 epochs of 200 updates
+    assert amago.lr_at(args, 0) == 0.0 and amago.lr_at(args, 50) == pytest.approx(5e-4)
+    assert amago.lr_at(args, 100) == amago.lr_at(args, total) == pytest.approx(1e-3)
+    args.anneal_lr = True
+    assert amago.lr_at(args, 50) == pytest.approx(5e-4)  # still warming up
+    assert amago.lr_at(args, total // 2) == pytest.approx(5e-4)
+    assert amago.lr_at(args, total - 200) == pytest.approx(1e-4) and amago.lr_at(args, total) == 0.0
+    agent, opt, acc, args2, _ = build(0)
+    args2.anneal_lr, args2.warmup_steps = True, 1
+    total2 = amago.math.ceil(args2.total_timesteps / (args2.timesteps_per_epoch * args2.num_envs)) * args2.batches_per_epoch
+    amago.train_step(agent, opt, acc, random_batch(agent), args2, total2 // 4)
+    assert opt.param_groups[0]["lr"] == pytest.approx(0.75 * args2.learning_rate)  # the optimizer gets lr_at's value

@@ -1402,10 +1402,14 @@ def to_device(batch, device):
 # ======================================================================================================
 # Training step, evaluation, checkpoints
 # ======================================================================================================
+def num_epochs(args):  # epochs of collect -> train -> eval that total_timesteps asks for
+    return math.ceil(args.total_timesteps / (args.timesteps_per_epoch * args.num_envs))
+
+
 def lr_at(args, updates):
     """Linear warm-up from 0 (as the reference), then constant; with --anneal-lr, a linear decay to 0 at the last
     update of the run."""
-    total = math.ceil(args.total_timesteps / (args.timesteps_per_epoch * args.num_envs)) * args.batches_per_epoch
+    total = num_epochs(args) * args.batches_per_epoch
     frac = max(0.0, 1.0 - updates / total) if args.anneal_lr else 1.0
     return args.learning_rate * min(1.0, updates / max(args.warmup_steps, 1), frac)
 
@@ -1585,8 +1589,8 @@ if __name__ == "__main__":
     hidden = policy.traj.init_hidden(args.num_envs, device)
     ep_ret, ep_len = np.zeros(args.num_envs), np.zeros(args.num_envs, int)
     steps_per_epoch = args.timesteps_per_epoch * args.num_envs
-    num_epochs = math.ceil(args.total_timesteps / steps_per_epoch)
-    progress = tqdm(range(counters["epoch"], num_epochs), initial=counters["epoch"], total=num_epochs, dynamic_ncols=True)
+    epochs = num_epochs(args)
+    progress = tqdm(range(counters["epoch"], epochs), initial=counters["epoch"], total=epochs, dynamic_ncols=True)
     for epoch in progress:
         # ALGO LOGIC: collect timesteps_per_epoch steps per actor
         policy.eval()
@@ -1645,12 +1649,12 @@ if __name__ == "__main__":
         writer.add_scalar("charts/collect_SPS", collect_sps, counters["global_step"])
         writer.add_scalar("charts/updates", counters["updates"], counters["global_step"])
 
-        if args.eval_interval and (counters["epoch"] % args.eval_interval == 0 or counters["epoch"] == num_epochs):
+        if args.eval_interval and (counters["epoch"] % args.eval_interval == 0 or counters["epoch"] == epochs):
             ev = eval_metrics(*evaluate(policy, eval_envs, args.eval_episodes, args.eval_greedy, device))
             for k, v in ev.items():
                 writer.add_scalar(k, v, counters["global_step"])
             progress.set_postfix(step=counters["global_step"], updates=counters["updates"], eval_return=f"{ev['eval/return']:.1f}")
-        if main_process and args.checkpoint_interval and (counters["epoch"] % args.checkpoint_interval == 0 or counters["epoch"] == num_epochs):
+        if main_process and args.checkpoint_interval and (counters["epoch"] % args.checkpoint_interval == 0 or counters["epoch"] == epochs):
             run_dir.mkdir(parents=True, exist_ok=True)
             save_checkpoint(ckpt_path, policy, optimizer, explore, counters)
 

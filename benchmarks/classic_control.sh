@@ -5,8 +5,8 @@
 # eval cadence and the exploration anneal (scaled to the budget):
 #   CartPole  --padded-sampling right (the reference's option; its default is none): training windows may run past
 #             an episode's end, so the step before a termination is sampled as often as any other. Without it that
-#             step is in 1 of every T-31 windows, and the critic valued the track's edge above its centre
-#             (README, "What fixed CartPole"). Also 32 actors (4x the env steps per update), lr 1e-3 annealed
+#             step is in 1 of every T-31 windows, and the critic valued the step before the track's edge at ~33
+#             where the truth is 1 (benchmarks/cartpole_edge_q.py; README, "What fixed CartPole"). Also 32 actors (4x the env steps per update), lr 1e-3 annealed
 #             linearly to 0 over 96 epochs (19,200 updates, ~30 min) and the transformer's learned time table
 #             cut to one row (a size: no absolute time, which CartPole has no use for). Outside "sizes, lr,
 #             schedule, exploration", as documented deviations: --reward-multiplier 1 (the reference's own gym

@@ -95,6 +95,7 @@ def test_learning_rate_warms_up_then_holds_or_anneals():
     args = amago.Args(learning_rate=1e-3, warmup_steps=100, total_timesteps=8000, num_envs=8, timesteps_per_epoch=100,
                       batches_per_epoch=200)  # fmt: skip
     total = 10 * 200  # 10 epochs of 200 updates
+    assert amago.num_epochs(args) == 10
     assert amago.lr_at(args, 0) == 0.0 and amago.lr_at(args, 50) == pytest.approx(5e-4)
     assert amago.lr_at(args, 100) == amago.lr_at(args, total) == pytest.approx(1e-3)
     args.anneal_lr = True
@@ -103,6 +104,6 @@ def test_learning_rate_warms_up_then_holds_or_anneals():
     assert amago.lr_at(args, total - 200) == pytest.approx(1e-4) and amago.lr_at(args, total) == 0.0
     agent, opt, acc, args2, _ = build(0)
     args2.anneal_lr, args2.warmup_steps = True, 1
-    total2 = amago.math.ceil(args2.total_timesteps / (args2.timesteps_per_epoch * args2.num_envs)) * args2.batches_per_epoch
+    total2 = amago.num_epochs(args2) * args2.batches_per_epoch
     amago.train_step(agent, opt, acc, random_batch(agent), args2, total2 // 4)
     assert opt.param_groups[0]["lr"] == pytest.approx(0.75 * args2.learning_rate)  # the optimizer gets lr_at's value

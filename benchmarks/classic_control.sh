@@ -25,25 +25,22 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
-if [[ $what == cartpole || $what == all ]]; then
+# cartpole NAME_PREFIX FLAGS...: 3 seeds x {transformer, gru} with the flags both CartPole recipes share
+cartpole() {
+  local prefix=$1; shift
   for enc in ${ENCS:-transformer gru}; do
     for seed in ${SEEDS:-1 2 3}; do
-      python benchmarks/run.py --minutes 30 --name cartpole_${enc}_s${seed} --target 475 --stop-at-target -- \
-        --env-id CartPole-v1 --traj-encoder $enc --seed $seed --num-envs 32 --total-timesteps 307200 \
-        --eps-anneal-frac 0.15 --eval-interval 5 --n-step 3 --tau 0.01 --anneal-lr --learning-rate 1e-3 \
-        --reward-multiplier 1 --pos-emb learned --max-time-idx 1 --padded-sampling right
+      python benchmarks/run.py --minutes 30 --name ${prefix}_${enc}_s${seed} --target 475 --stop-at-target -- \
+        --env-id CartPole-v1 --traj-encoder $enc --seed $seed --num-envs 32 --eval-interval 5 --anneal-lr \
+        --learning-rate 1e-3 --reward-multiplier 1 --pos-emb learned --max-time-idx 1 --padded-sampling right "$@"
     done
   done
+}
+if [[ $what == cartpole || $what == all ]]; then
+  cartpole cartpole --total-timesteps 307200 --eps-anneal-frac 0.15 --n-step 3 --tau 0.01
 fi
 if [[ $what == cartpole-amago ]]; then
-  for enc in ${ENCS:-transformer gru}; do
-    for seed in ${SEEDS:-1 2 3}; do
-      python benchmarks/run.py --minutes 30 --name cartpole_amago_${enc}_s${seed} --target 475 --stop-at-target -- \
-        --env-id CartPole-v1 --traj-encoder $enc --seed $seed --num-envs 32 --total-timesteps 576000 \
-        --eps-anneal-frac 0.08 --eval-interval 5 --anneal-lr --learning-rate 1e-3 --batch-size 8 \
-        --reward-multiplier 1 --pos-emb learned --max-time-idx 1 --padded-sampling right
-    done
-  done
+  cartpole cartpole_amago --total-timesteps 576000 --eps-anneal-frac 0.08 --batch-size 8
 fi
 if [[ $what == pendulum || $what == all ]]; then
   python benchmarks/run.py --minutes 60 --name pendulum_transformer --target -250 --stop-at-target -- \

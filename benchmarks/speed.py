@@ -2,6 +2,7 @@
 
     python benchmarks/speed.py                                  # CartPole, every encoder
     python benchmarks/speed.py --env-id Pendulum-v1 --encoders transformer --set critic_hidden=64
+    python benchmarks/speed.py --encoders transformer --compile   # the loss through torch.compile (not in the scripts)
 
 The update is timed on a fixed batch shaped like a real one (B sequences of max_seq_len+1 steps), the rollout on the
 real vector env with the default number of actors. Run it alone: a second torch process on the same cores halves
@@ -41,6 +42,7 @@ def main():
     p.add_argument("--updates", type=int, default=50)
     p.add_argument("--rollout-steps", type=int, default=200)
     p.add_argument("--set", nargs="*", default=[], help="Args overrides, e.g. critic_hidden=64 batch_size=32")
+    p.add_argument("--compile", action="store_true", help="time the loss (forward and backward) under torch.compile")
     a = p.parse_args()
     from accelerate import Accelerator
 
@@ -57,8 +59,12 @@ def main():
         agent, opt = acc.prepare(agent, opt)
         batch = fake_batch(agent, envs.single_observation_space["obs"], args.batch_size, args.max_seq_len + 1)
         agent.train()
-        for _ in range(3):  # warm-up: allocator, lazy init
+        if a.compile:
+            agent.forward = torch.compile(agent.forward)
+        t0 = time.time()
+        for _ in range(3):  # warm-up: allocator, lazy init (and the compile)
             amago.train_step(agent, opt, acc, batch, args, 100)
+        warmup_s = time.time() - t0
         t0 = time.time()
         for _ in range(a.updates):
             amago.train_step(agent, opt, acc, batch, args, 100)
@@ -83,7 +89,8 @@ def main():
             "wall_s": round(update_s * a.updates + rollout_s, 2), "env_steps_per_s": round(env_steps / rollout_s, 1),
             "updates_per_s": round(1 / update_s, 2), "update_ms": round(update_s * 1000, 1),
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-            "trainable_params": n_params, "threads": torch.get_num_threads(), "final_eval_return": None,
+            "trainable_params": n_params, "threads": torch.get_num_threads(), "compile": a.compile,
+            "warmup_s": round(warmup_s, 1), "final_eval_return": None,
         }
         print("RESULT " + json.dumps(result), flush=True)
         envs.close()

@@ -8,15 +8,15 @@
 #             minute. So smaller sizes: batch 8, one encoder layer, 64-wide MLPs, d_ff 128 (23-27 updates/s with two
 #             runs on the 2 cores; 18-21 at batch 8 and the default sizes, 11-12 at batch 24); lr 1e-3 annealed
 #             linearly to 0 over 288 epochs (57,600 updates, ~30 min); 32 actors; the transformer's learned time
-#             table cut to one row (a size: no absolute time, which CartPole has no use for). Outside "sizes, lr, schedule, exploration", as
-#             documented deviations: --padded-sampling right (the reference's loader option; its default is none):
-#             training windows may run past an episode's end, so the step before a termination is sampled as often
-#             as any other (without it the critic valued the step before the track's edge at ~33 where the truth is
-#             1; benchmarks/cartpole_edge_q.py), and --reward-multiplier 1 (the reference's own gym example,
-#             01_basic_gym, uses 1; the Agent's default is 10). README, "CartPole".
+#             table cut to one row (a size: no absolute time, which CartPole has no use for). Outside "sizes, lr,
+#             schedule, exploration", as documented deviations: --padded-sampling right (the reference's loader
+#             option; its default is none): training windows may run past an episode's end, so the step before a
+#             termination is sampled as often as any other (without it the critic valued the step before the track's
+#             edge at ~33 where the truth is 1; benchmarks/cartpole_edge_q.py), and --reward-multiplier 1 (the
+#             reference's own gym example, 01_basic_gym, uses 1; the Agent's default is 10). README, "CartPole".
 #             One encoder or seed alone: ENCS="gru" SEEDS="2" bash benchmarks/classic_control.sh cartpole
-#   cartpole-n3  the earlier recipe: AMAGO's default sizes and batch 24, --n-step 3 --tau 0.01 (Agent options, not
-#             its defaults), 96 epochs. Also met 6 of 6 (README, "The n-step 3 recipe").
+#   cartpole-n3  the earlier recipe: the script's default sizes and batch 24, --n-step 3 --tau 0.01 (Agent options,
+#             not its defaults), 96 epochs. Also met 6 of 6 (README, "The n-step 3 recipe").
 #   Pendulum  --critic-hidden 64: the Box critic runs over B*L*7 gamma rows per critic; at width 64 an update
 #             takes 91 ms instead of 159 ms (benchmarks/speed.py, alone on 2 cores).
 # CartPole and Pendulum stop at the first eval at or above the target (--stop-at-target); LunarLander runs its full

@@ -28,6 +28,7 @@
 # Usage: bash benchmarks/memory.sh [tmaze|frozenlake|keydoor|all|tmaze100]
 #   ENCS=transformer MINUTES=60 bash benchmarks/memory.sh frozenlake                  # one encoder
 #   MINUTES=3 TAG=check_ EXTRA="--eval-interval 1" bash benchmarks/memory.sh tmaze   # a short check of the commands
+# --padded-sampling none: these runs were recorded when none was the scripts' default (now right).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -44,21 +45,21 @@ for enc in ${ENCS:-transformer ff}; do  # ENCS=ff runs only ff (to run the two s
       --env-id envs:TMazePassive-v0 --traj-encoder $enc --exploration tmaze --tmaze-corridor 50 --train-greedy \
       --reward-multiplier 100 --gamma 0.9999 --max-seq-len 51 --traj-save-len 51 --timesteps-per-epoch 51 \
       --batches-per-epoch 100 --total-timesteps 200000 --eps-anneal-frac 0.2 --eps-end 0.01 \
-      --eval-interval 10 --eval-episodes 200 $extra
+      --eval-interval 10 --eval-episodes 200 --padded-sampling none $extra
     report ${tag}tmaze_h50_$enc
   fi
   if [[ $what == frozenlake || $what == all ]]; then
     hide=$([[ $enc == ff ]] && echo "--hide-rl2" || true)
     python benchmarks/run.py --minutes "$minutes" --name ${tag}frozenlake_4x4_k5_$enc -- \
       --env-id envs:MetaFrozenLake-HideK-v0 --traj-encoder $enc $hide --max-seq-len 80 --traj-save-len 80 \
-      --total-timesteps 250000 --eps-anneal-frac 0.2 --eval-interval 5 --eval-episodes 200 $extra
+      --total-timesteps 250000 --eps-anneal-frac 0.2 --eval-interval 5 --eval-episodes 200 --padded-sampling none $extra
     report ${tag}frozenlake_4x4_k5_$enc
   fi
   if [[ $what == keydoor || $what == all ]]; then
     python benchmarks/run.py --minutes "$minutes" --name ${tag}darkkeydoor_5x5_$enc -- \
       --env-id envs:DarkKeyDoor-5x5-v0 --traj-encoder $enc --exploration bilevel --bilevel-horizon 200 \
       --reward-multiplier 100 --max-seq-len 100 --traj-save-len 200 --num-envs 64 --timesteps-per-epoch 200 \
-      --total-timesteps 2000000 --eps-anneal-frac 0.25 --eval-interval 5 --eval-episodes 64 $extra
+      --total-timesteps 2000000 --eps-anneal-frac 0.25 --eval-interval 5 --eval-episodes 64 --padded-sampling none $extra
     report ${tag}darkkeydoor_5x5_$enc
   fi
 done
@@ -68,6 +69,6 @@ if [[ $what == tmaze100 ]]; then
     --env-id envs:TMazePassive-H100-v0 --traj-encoder transformer --exploration tmaze --tmaze-corridor 100 --train-greedy \
     --reward-multiplier 100 --gamma 0.9999 --max-seq-len 101 --traj-save-len 101 --timesteps-per-epoch 101 \
     --batches-per-epoch 100 --total-timesteps 200000 --eps-anneal-frac 0.2 --eps-end 0.01 \
-    --eval-interval 5 --eval-episodes 200 $extra
+    --eval-interval 5 --eval-episodes 200 --padded-sampling none $extra
   report ${tag}tmaze_h100_transformer
 fi

@@ -15,6 +15,7 @@
 # benchmarks/out/<name>/per_scale.csv.
 # Usage: bash benchmarks/multitask.sh
 #   MINUTES=3 TAG=check_ bash benchmarks/multitask.sh     # a short check of the commands
+# --padded-sampling none: these runs were recorded when none was the scripts' default (now right).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 minutes=${MINUTES:-90}
@@ -49,7 +50,7 @@ EOF
 
 common="--env-id envs:MultiScaleBandit-v0 --traj-encoder transformer --seed $seed --max-seq-len 8 --traj-save-len 8 \
   --timesteps-per-epoch 24 --batches-per-epoch 48 --total-timesteps 200000 --eps-anneal-frac 0.1 --critic-hidden 64 \
-  --eval-interval 10 --eval-episodes 96"
+  --eval-interval 10 --eval-episodes 96 --padded-sampling none"
 python benchmarks/run.py --minutes "$minutes" --script amago_multitask.py --name ${tag}multiscale_amago2_s$seed -- $common $extra &
 python benchmarks/run.py --minutes "$minutes" --script amago_agent.py --name ${tag}multiscale_amago_s$seed -- $common $extra &
 wait

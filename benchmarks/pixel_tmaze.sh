@@ -13,6 +13,7 @@
 # `report` prints the last value of each eval metric (eval/PixelTMaze-v0/success, .../reached junction, ...).
 # Usage: bash benchmarks/pixel_tmaze.sh [transformer|ff|all]
 #   MINUTES=3 TAG=check_ EXTRA="--eval-interval 4" bash benchmarks/pixel_tmaze.sh transformer   # a short check
+# --padded-sampling none: these runs were recorded when none was the scripts' default (now right).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -30,7 +31,7 @@ for enc in transformer ff; do
       --cnn-kernels 3 3 --cnn-strides 2 2 --exploration tmaze --tmaze-corridor 10 --train-greedy \
       --reward-multiplier 100 --gamma 0.9999 --max-seq-len 11 --traj-save-len 11 --timesteps-per-epoch 11 \
       --batches-per-epoch 50 --total-timesteps 60000 --eps-anneal-frac 0.2 --eps-end 0.01 \
-      --eval-interval 20 --eval-episodes 400 $extra
+      --eval-interval 20 --eval-episodes 400 --padded-sampling none $extra
     report ${tag}pixel_tmaze_h10_$enc
   fi
 done

@@ -9,8 +9,9 @@
 #   example: lr 1e-4, multiplier 100, tau 0.0025, which learned 4x slower on LunarLander at our sizes).
 #   --total-timesteps 200000 sets the exploration anneal (10%: 20k steps); 90 min ends the run first.
 # Usage: bash benchmarks/popgym.sh
+# --padded-sampling none: these runs were recorded when none was the scripts' default (now right).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python benchmarks/run.py --minutes 90 --name popgym_repeatprevious --target 0.9 --stop-at-target -- \
   --env-id envs:PopGym-RepeatPreviousEasy-v0 --traj-encoder transformer --max-seq-len 64 --total-timesteps 200000 \
-  --eval-interval 2 --eval-episodes 100
+  --eval-interval 2 --eval-episodes 100 --padded-sampling none

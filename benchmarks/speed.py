@@ -3,6 +3,7 @@
     python benchmarks/speed.py                                  # CartPole, every encoder
     python benchmarks/speed.py --env-id Pendulum-v1 --encoders transformer --set critic_hidden=64
     python benchmarks/speed.py --encoders transformer --compile   # the loss through torch.compile (not in the scripts)
+    python benchmarks/speed.py --loader                         # the replay loader's hand-off, numpy vs torch batches
 
 The update is timed on a fixed batch shaped like a real one (B sequences of max_seq_len+1 steps), the rollout on the
 real vector env with the default number of actors. Run it alone: a second torch process on the same cores halves
@@ -14,9 +15,11 @@ import argparse
 import json
 import resource
 import sys
+import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -35,6 +38,52 @@ def fake_batch(agent, obs_space, B, L):
             "rewards": torch.randn(B, L - 1), "terminated": torch.zeros(B, L - 1, dtype=torch.bool)}
 
 
+def with_overrides(args, pairs):  # --set k=v ...
+    for kv in pairs:
+        k, v = kv.split("=")
+        setattr(args, k, type(getattr(args, k))(v))
+    return args
+
+
+def collate_torch(samples):  # the script's batches as torch tensors: what a worker handed over before collate went numpy
+    batch = amago.collate(samples)
+    return {k: {kk: torch.from_numpy(vv) for kk, vv in v.items()} if isinstance(v, dict) else torch.from_numpy(v)
+            for k, v in batch.items()}  # fmt: skip
+
+
+def time_loader(args, batches=400, files=2000, pause_s=0.02):
+    """The main process's cost of one next(loader) + to_device, with a DataLoader worker as in the script, over a
+    buffer of CartPole-shaped episodes; a pause between batches stands in for the update (so the worker keeps up)."""
+    rng, start, ms = np.random.default_rng(0), time.time(), {}
+    with tempfile.TemporaryDirectory() as root:
+        buffer = amago.DiskReplayBuffer(root, files, args.max_seq_len, action_dim=2, discrete=True, padded_sampling="right")
+        for _ in range(files):
+            T = int(rng.integers(10, 300))
+            obs = [{"obs": {"observation": rng.normal(size=4).astype(np.float32)}, "rl2": np.zeros(3, np.float32),
+                    "time": np.int64(t)} for t in range(T + 1)]  # fmt: skip
+            buffer.save({"obs": obs, "actions": rng.integers(0, 2, T), "rewards": np.ones(T), "terminated": np.arange(T) == T - 1})
+        for name, collate in (("numpy", amago.collate), ("torch", collate_torch)):
+            loader = iter(torch.utils.data.DataLoader(buffer, args.batch_size, collate_fn=collate, num_workers=1,
+                                                      persistent_workers=True, prefetch_factor=4))  # fmt: skip
+            for _ in range(50):  # warm-up: the worker starts and fills its file cache
+                amago.to_device(next(loader), "cpu")
+            spent = 0.0
+            for _ in range(batches):
+                time.sleep(pause_s)
+                t0 = time.perf_counter()
+                amago.to_device(next(loader), "cpu")
+                spent += time.perf_counter() - t0
+            ms[name] = round(spent / batches * 1000, 2)
+            print(f"loader, batch {args.batch_size}, {name} batches: {ms[name]:5.2f} ms per batch in the main process", flush=True)
+            del loader
+    result = {"env_id": "CartPole-v1 (synthetic episodes)", "traj_encoder": None, "env_steps": 0, "updates": 0,
+              "wall_s": round(time.time() - start, 1), "env_steps_per_s": None, "updates_per_s": None,
+              "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+              "batch_size": args.batch_size, "loader_ms_numpy": ms["numpy"], "loader_ms_torch": ms["torch"],
+              "final_eval_return": None}  # fmt: skip
+    print("RESULT " + json.dumps(result), flush=True)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--env-id", default="CartPole-v1")
@@ -43,14 +92,14 @@ def main():
     p.add_argument("--rollout-steps", type=int, default=200)
     p.add_argument("--set", nargs="*", default=[], help="Args overrides, e.g. critic_hidden=64 batch_size=32")
     p.add_argument("--compile", action="store_true", help="time the loss (forward and backward) under torch.compile")
+    p.add_argument("--loader", action="store_true", help="time the replay loader's hand-off instead (no encoders)")
     a = p.parse_args()
+    if a.loader:
+        return time_loader(with_overrides(amago.Args(), a.set))
     from accelerate import Accelerator
 
     for enc in a.encoders:
-        args = amago.Args(env_id=a.env_id, traj_encoder=enc)
-        for kv in a.set:
-            k, v = kv.split("=")
-            setattr(args, k, type(getattr(args, k))(v))
+        args = with_overrides(amago.Args(env_id=a.env_id, traj_encoder=enc), a.set)
         env_id = amago.resolve_env_id(args.env_id)
         envs = amago.make_vec_env(env_id, args.num_envs, "sync", args.seed)
         agent = amago.Agent(args, envs.single_observation_space["obs"], envs.single_action_space)

@@ -1,5 +1,6 @@
 import itertools
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -72,7 +73,7 @@ def test_fifo_deletion_never_touches_protected(tmp_path):
     for _ in range(2):
         write_episode(buffer, T=5)
     for p in buffer.files():  # move them to protected/ (e.g. demonstrations)
-        os.replace(p, buffer.protected / p.name)
+        os.replace(p, buffer.protected / os.path.basename(p))
     protected = sorted(buffer.protected.glob("*.npz"))
     for _ in range(6):
         write_episode(buffer, T=5)
@@ -88,7 +89,7 @@ def test_truncated_file_and_killed_writer_are_never_sampled(tmp_path):
     buffer = amago.DiskReplayBuffer(tmp_path, max_size=10, max_seq_len=4, action_dim=3, discrete=True)
     write_episode(buffer, T=9)
     (good,) = buffer.files()
-    raw = good.read_bytes()
+    raw = Path(good).read_bytes()
     (buffer.fifo / "0000_truncated.npz").write_bytes(raw[: len(raw) // 2])  # planted half-file
     (buffer.fifo / ".1111_killed.npz.tmp").write_bytes(raw[:100])  # a writer killed before its rename
     assert len(buffer.files()) == 2  # the temp file is invisible
@@ -141,3 +142,22 @@ def test_padded_sampling_modes(tmp_path, mode):
         assert ends.mean() > 0.07  # the last step is in windows starting at T-4 .. T-2: 3 of 39 starts (~0.077)
     with pytest.raises(ValueError, match="padded_sampling='middle'"):
         amago.DiskReplayBuffer(tmp_path, max_size=10, max_seq_len=l, action_dim=3, discrete=True, padded_sampling="middle")
+
+
+def test_collate_hands_small_batches_over_as_numpy_and_large_ones_as_torch():
+    rng = np.random.default_rng(0)
+
+    def window(T, frame):  # T transitions, T+1 observations of shape `frame`
+        return {"obs_pixels": rng.integers(0, 255, (T + 1, *frame), dtype=np.uint8), "rl2": rng.random((T + 1, 3), np.float32),
+                "time": np.arange(T + 1), "actions": rng.random((T, 2), np.float32), "rewards": rng.random(T, np.float32),
+                "terminated": np.zeros(T, bool)}  # fmt: skip
+
+    small = amago.collate([window(8, (4,)), window(5, (4,))])
+    large = amago.collate([window(32, (64, 64, 3)) for _ in range(12)] + [window(20, (64, 64, 3))])  # ~5.2 MB
+    assert isinstance(small["rl2"], np.ndarray) and isinstance(small["obs"]["pixels"], np.ndarray)
+    assert isinstance(large["rl2"], torch.Tensor) and isinstance(large["obs"]["pixels"], torch.Tensor)
+    for batch in (small, large):  # the same padded content either way, as torch after to_device
+        on_device = amago.to_device(batch, "cpu")
+        assert all(isinstance(v, torch.Tensor) for v in [*on_device["obs"].values(), on_device["rl2"], on_device["mask"]])
+        np.testing.assert_array_equal(np.asarray(on_device["mask"]).sum(1)[-1], 6 if batch is small else 21)
+        assert on_device["obs"]["pixels"].dtype == torch.uint8 and not on_device["terminated"].any()

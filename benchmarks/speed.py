@@ -47,7 +47,7 @@ def with_overrides(args, pairs):  # --set k=v ...
 
 def collate_torch(samples):  # the script's batches as torch tensors: what a worker handed over before collate went numpy
     batch = amago.collate(samples)
-    return {k: {kk: torch.from_numpy(vv) for kk, vv in v.items()} if isinstance(v, dict) else torch.from_numpy(v)
+    return {k: {kk: torch.as_tensor(vv) for kk, vv in v.items()} if isinstance(v, dict) else torch.as_tensor(v)
             for k, v in batch.items()}  # fmt: skip
 
 

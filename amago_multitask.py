@@ -1343,7 +1343,7 @@ class DiskReplayBuffer(torch.utils.data.IterableDataset):
 
     def files(self):
         """Paths (str, oldest first) of the .npz files in fifo/ then protected/; never the .tmp files. The worker lists
-        them every 256 samples: plain strings and os.listdir take ~15 ms for 7,000 files, Path and glob ~110 ms."""
+        them every 256 samples: plain strings and os.listdir took ~14 ms for 6,700 files here, Path and glob 45-110."""
         return [os.path.join(d, n) for d in (self.fifo, self.protected) for n in sorted(os.listdir(d)) if n.endswith(".npz")]
 
     def delete_oldest(self):
@@ -1408,16 +1408,16 @@ def load_relabel(spec):
 
 def collate(samples):
     """Right-pad windows to the longest one; mask (B, L) marks real timesteps. A DataLoader worker hands a small batch
-    over as numpy arrays, pickled by value (~1.3 ms per MB here); torch tensors would each go through their own
-    shared-memory file descriptor (~0.7 ms apiece, a quarter of a small CartPole update), which pays off only for
-    batches of several MB (pixels, long windows)."""
+    over as numpy arrays, pickled through its pipe; torch tensors would each go through their own shared-memory file
+    descriptor (~0.5 ms apiece, a fifth of a small CartPole update), which pays off above ~1 MB (pixels, long
+    windows; `benchmarks/speed.py --loader`)."""
     L = max(len(s["rl2"]) for s in samples)
     out = {}
     for k in samples[0]:
         n = L if k in ("rl2", "time") or k.startswith("obs_") else L - 1
         out[k] = np.stack([np.concatenate([s[k], np.zeros((n - len(s[k]), *s[k].shape[1:]), s[k].dtype)]) for s in samples])
     out["mask"] = np.stack([np.arange(L) < len(s["rl2"]) for s in samples])
-    if sum(v.nbytes for v in out.values()) > 4 * 2**20:
+    if sum(v.nbytes for v in out.values()) > 2**20:
         out = {k: torch.from_numpy(v) for k, v in out.items()}
     out["obs"] = {k[len("obs_") :]: out.pop(k) for k in list(out) if k.startswith("obs_")}
     return out

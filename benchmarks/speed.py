@@ -45,15 +45,50 @@ def with_overrides(args, pairs):  # --set k=v ...
     return args
 
 
-def collate_torch(samples):  # the script's batches as torch tensors: what a worker handed over before collate went numpy
+def collate_torch(samples):  # the script's batches as torch tensors, whatever their size
     batch = amago.collate(samples)
     return {k: {kk: torch.as_tensor(vv) for kk, vv in v.items()} if isinstance(v, dict) else torch.as_tensor(v)
             for k, v in batch.items()}  # fmt: skip
 
 
+def collate_numpy(samples):  # the script's batches as numpy arrays, whatever their size
+    batch = amago.collate(samples)
+    return {k: {kk: np.asarray(vv) for kk, vv in v.items()} if isinstance(v, dict) else np.asarray(v)
+            for k, v in batch.items()}  # fmt: skip
+
+
+class RepeatWindow(torch.utils.data.IterableDataset):  # one fixed window of T steps with (T+1, *frame) uint8 pixels
+    def __init__(self, frame, T):
+        self.frame, self.T = frame, T
+
+    def __iter__(self):
+        T = self.T
+        w = {"obs_pixels": np.random.default_rng(0).integers(0, 255, (T + 1, *self.frame), dtype=np.uint8),
+             "rl2": np.zeros((T + 1, 3), np.float32), "time": np.arange(T + 1), "actions": np.zeros((T, 2), np.float32),
+             "rewards": np.zeros(T, np.float32), "terminated": np.zeros(T, bool)}  # fmt: skip
+        while True:
+            yield w
+
+
+def handoff_ms(dataset, batch_size, collate, batches, pause_s, warmup=20):
+    """The main process's cost of one next(loader) + to_device, with one DataLoader worker as in the script; a pause
+    between batches stands in for the update (so the worker keeps up)."""
+    loader = iter(torch.utils.data.DataLoader(dataset, batch_size, collate_fn=collate, num_workers=1,
+                                              persistent_workers=True, prefetch_factor=4))  # fmt: skip
+    for _ in range(warmup):  # the worker starts (and fills its file cache)
+        amago.to_device(next(loader), "cpu")
+    spent = 0.0
+    for _ in range(batches):
+        time.sleep(pause_s)
+        t0 = time.perf_counter()
+        amago.to_device(next(loader), "cpu")
+        spent += time.perf_counter() - t0
+    return round(spent / batches * 1000, 2)
+
+
 def time_loader(args, batches=400, files=2000, pause_s=0.02):
-    """The main process's cost of one next(loader) + to_device, with a DataLoader worker as in the script, over a
-    buffer of CartPole-shaped episodes; a pause between batches stands in for the update (so the worker keeps up)."""
+    """Batch hand-off, numpy vs torch: over a buffer of CartPole-shaped episodes at args.batch_size, then for pixel
+    batches of growing size (24 windows of 33 steps), which is where collate's size threshold comes from."""
     rng, start, ms = np.random.default_rng(0), time.time(), {}
     with tempfile.TemporaryDirectory() as root:
         buffer = amago.DiskReplayBuffer(root, files, args.max_seq_len, action_dim=2, discrete=True, padded_sampling="right")
@@ -63,24 +98,19 @@ def time_loader(args, batches=400, files=2000, pause_s=0.02):
                     "time": np.int64(t)} for t in range(T + 1)]  # fmt: skip
             buffer.save({"obs": obs, "actions": rng.integers(0, 2, T), "rewards": np.ones(T), "terminated": np.arange(T) == T - 1})
         for name, collate in (("numpy", amago.collate), ("torch", collate_torch)):
-            loader = iter(torch.utils.data.DataLoader(buffer, args.batch_size, collate_fn=collate, num_workers=1,
-                                                      persistent_workers=True, prefetch_factor=4))  # fmt: skip
-            for _ in range(50):  # warm-up: the worker starts and fills its file cache
-                amago.to_device(next(loader), "cpu")
-            spent = 0.0
-            for _ in range(batches):
-                time.sleep(pause_s)
-                t0 = time.perf_counter()
-                amago.to_device(next(loader), "cpu")
-                spent += time.perf_counter() - t0
-            ms[name] = round(spent / batches * 1000, 2)
+            ms[name] = handoff_ms(buffer, args.batch_size, collate, batches, pause_s, warmup=50)
             print(f"loader, batch {args.batch_size}, {name} batches: {ms[name]:5.2f} ms per batch in the main process", flush=True)
-            del loader
+    sweep = []
+    for frame in [(4,), (16, 16, 1), (16, 16, 3), (24, 24, 3), (32, 32, 3), (64, 64, 3)]:
+        mb = 24 * 33 * int(np.prod(frame)) / 2**20
+        row = [handoff_ms(RepeatWindow(frame, 32), 24, fn, 60, 0.05) for fn in (collate_numpy, collate_torch)]
+        sweep.append({"mb": round(mb, 3), "numpy_ms": row[0], "torch_ms": row[1]})
+        print(f"pixel batch {mb:7.3f} MB: numpy {row[0]:6.2f} ms, torch {row[1]:6.2f} ms per batch", flush=True)
     result = {"env_id": "CartPole-v1 (synthetic episodes)", "traj_encoder": None, "env_steps": 0, "updates": 0,
               "wall_s": round(time.time() - start, 1), "env_steps_per_s": None, "updates_per_s": None,
               "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
               "batch_size": args.batch_size, "loader_ms_numpy": ms["numpy"], "loader_ms_torch": ms["torch"],
-              "final_eval_return": None}  # fmt: skip
+              "pixel_sweep": sweep, "final_eval_return": None}  # fmt: skip
     print("RESULT " + json.dumps(result), flush=True)
 
 

@@ -237,7 +237,9 @@ def resolve_env_id(env_id: str) -> str:
     ns, name, _ = gym.envs.registration.parse_env_id(env_id)
     newest = gym.envs.registration.find_highest_version(ns, name)
     if newest is None:
-        raise gym.error.NameNotFound(f"--env-id {env_id!r} is not a registered gymnasium id (did you import its package?)")
+        raise gym.error.NameNotFound(
+            f"--env-id {env_id!r} is not a registered gymnasium id (did you import its package?)"
+        )
     new_id = gym.envs.registration.get_env_id(ns, name, newest)
     print(f"note: {env_id} is not registered in gymnasium {gym.__version__}; using {new_id}")
     return new_id
@@ -293,7 +295,9 @@ class AmagoEnv(gym.Wrapper):
     def __init__(self, env: gym.Env, env_name: str):
         super().__init__(env)
         self.env_name = getattr(env.unwrapped, "env_name", env_name)
-        self.action_dim, self.action_space, self.observation_space = amago_spaces(env.observation_space, env.action_space)
+        self.action_dim, self.action_space, self.observation_space = amago_spaces(
+            env.observation_space, env.action_space
+        )
 
     def reset(self, **kwargs):
         obs, info = self.env.reset(**kwargs)
@@ -321,8 +325,10 @@ class AmagoVecEnv(gym.vector.VectorWrapper):
         super().__init__(env)
         mode = env.metadata.get("autoreset_mode", gym.vector.AutoresetMode.SAME_STEP)
         if mode != gym.vector.AutoresetMode.SAME_STEP:
-            raise ValueError(f"--env-mode already_vectorized needs an env that resets finished actors in the same step "
-                             f"(autoreset_mode SAME_STEP, as gymnax); {env} has {mode}")  # fmt: skip
+            raise ValueError(
+                f"--env-mode already_vectorized needs an env that resets finished actors in the same step "
+                f"(autoreset_mode SAME_STEP, as gymnax); {env} has {mode}"
+            )
         self.env_name = getattr(env.unwrapped, "env_name", env_name)
         spaces = amago_spaces(env.single_observation_space, env.single_action_space)
         self.action_dim, self.single_action_space, self.single_observation_space = spaces
@@ -346,8 +352,11 @@ class AmagoVecEnv(gym.vector.VectorWrapper):
         self.t[done] = 0
         next_obs = wrap_obs(obs, np.where(done, 0.0, rew), np.where(done[:, None], 0.0, rep), self.t)  # reset: zero rl2
         names = np.full(self.num_envs, self.env_name, object)
-        info = {"env_name": names, "final_obs": [index_obs(last, i) if d else None for i, d in enumerate(done)],
-                "final_info": {"env_name": names, **{k: v for k, v in info.items() if k.startswith(LOG_PREFIX)}}}  # fmt: skip
+        info = {
+            "env_name": names,
+            "final_obs": [index_obs(last, i) if d else None for i, d in enumerate(done)],
+            "final_info": {"env_name": names, **{k: v for k, v in info.items() if k.startswith(LOG_PREFIX)}},
+        }
         return next_obs, rew, term, trunc, info
 
 
@@ -516,7 +525,11 @@ class TstepEncoder(nn.Module):
         in_dim = sum(int(np.prod(obs_space[k].shape)) for k in self.keys) + rl2_dim
         self.norm = InputNorm(in_dim)
         self.mlp = nn.Sequential(
-            nn.Linear(in_dim, d_hidden), nn.LeakyReLU(), nn.Linear(d_hidden, d_hidden), nn.LeakyReLU(), nn.Linear(d_hidden, d_out)
+            nn.Linear(in_dim, d_hidden),
+            nn.LeakyReLU(),
+            nn.Linear(d_hidden, d_hidden),
+            nn.LeakyReLU(),
+            nn.Linear(d_hidden, d_out),
         )
         self.out_norm = nn.LayerNorm(d_out)
 
@@ -552,7 +565,9 @@ class NatureCNN(nn.Sequential):
             nn.init.zeros_(conv.weight)
             nn.init.zeros_(conv.bias)
             with torch.no_grad():
-                conv.weight[:, :, k // 2, k // 2] = nn.init.orthogonal_(torch.empty(c, c_in), nn.init.calculate_gain("leaky_relu"))
+                conv.weight[:, :, k // 2, k // 2] = nn.init.orthogonal_(
+                    torch.empty(c, c_in), nn.init.calculate_gain("leaky_relu")
+                )
             layers += [conv, nn.LeakyReLU()]
             c_in = c
         super().__init__(*layers)
@@ -584,12 +599,16 @@ def make_cnn(args, c_in):
     if args.cnn == "impala":
         channels = args.cnn_channels or (16, 32, 32)
         if any(d % 4 for d in channels):
-            raise ValueError(f"--cnn impala: every --cnn-channels width must be divisible by 4 (GroupNorm(4)), got {channels}")
+            raise ValueError(
+                f"--cnn impala: every --cnn-channels width must be divisible by 4 (GroupNorm(4)), got {channels}"
+            )
         return ImpalaCNN(c_in, channels)
     channels = args.cnn_channels or (32, 64, 64)
     if not len(channels) == len(args.cnn_kernels) == len(args.cnn_strides):
-        raise ValueError(f"--cnn nature: --cnn-channels {channels}, --cnn-kernels {args.cnn_kernels} and --cnn-strides "
-                         f"{args.cnn_strides} must have one entry per conv layer")  # fmt: skip
+        raise ValueError(
+            f"--cnn nature: --cnn-channels {channels}, --cnn-kernels {args.cnn_kernels} and --cnn-strides "
+            f"{args.cnn_strides} must have one entry per conv layer"
+        )
     return NatureCNN(c_in, channels, args.cnn_kernels, args.cnn_strides)
 
 
@@ -613,7 +632,9 @@ class RandomShift(nn.Module):
         dy, dx = torch.randint(-self.pad, self.pad + 1, (2, len(x), 1), device=img.device)
         rows = (torch.arange(H, device=img.device) + dy).clamp(0, H - 1)  # (N, H): out[i, j] = in[i + dy, j + dx]
         cols = (torch.arange(W, device=img.device) + dx).clamp(0, W - 1)  # (N, W)
-        x = x[torch.arange(len(x), device=img.device)[:, None, None], :, rows[:, :, None], cols[:, None, :]]  # (N, H, W, C)
+        x = x[
+            torch.arange(len(x), device=img.device)[:, None, None], :, rows[:, :, None], cols[:, None, :]
+        ]  # (N, H, W, C)
         return torch.cat([img[:split], x.permute(0, 3, 1, 2).reshape(B - split, L, C, H, W)])
 
 
@@ -637,10 +658,14 @@ class CNNTstepEncoder(nn.Module):
             try:
                 cnn_out += self.cnns[-1](torch.zeros(1, C, H, W)).numel()
             except RuntimeError as e:  # a conv or pool larger than its input
-                raise ValueError(f"obs {k!r}: a {H}x{W} image is too small for --cnn {args.cnn} (use fewer --cnn-channels "
-                                 f"layers, or smaller --cnn-kernels / --cnn-strides for nature): {e}") from None  # fmt: skip
+                raise ValueError(
+                    f"obs {k!r}: a {H}x{W} image is too small for --cnn {args.cnn} (use fewer --cnn-channels "
+                    f"layers, or smaller --cnn-kernels / --cnn-strides for nature): {e}"
+                ) from None
         self.img_proj = nn.Linear(cnn_out, args.tstep_dim)
-        self.out = nn.Sequential(nn.LeakyReLU(), nn.Linear(2 * args.tstep_dim, args.tstep_dim), nn.LayerNorm(args.tstep_dim))
+        self.out = nn.Sequential(
+            nn.LeakyReLU(), nn.Linear(2 * args.tstep_dim, args.tstep_dim), nn.LayerNorm(args.tstep_dim)
+        )
 
     def forward(self, obs, rl2, mask=None):  # obs[image key]: (B, L, H, W, C) or (B, L, C, H, W) -> (B, L, tstep_dim)
         B, L = rl2.shape[:2]
@@ -661,8 +686,10 @@ def make_tstep_encoder(args, obs_space, rl2_dim):
         return TstepEncoder(obs_space, rl2_dim, args.tstep_hidden, args.tstep_dim)
     if kind == "cnn" and has_image:
         return CNNTstepEncoder(obs_space, rl2_dim, args)
-    raise ValueError(f"--tstep-encoder {args.tstep_encoder!r} with observations {obs_space}: choose auto, ff, or cnn "
-                     "(cnn needs an image key: a 3-D Box)")  # fmt: skip
+    raise ValueError(
+        f"--tstep-encoder {args.tstep_encoder!r} with observations {obs_space}: choose auto, ff, or cnn "
+        "(cnn needs an image key: a 3-D Box)"
+    )
 
 
 # ======================================================================================================
@@ -760,7 +787,9 @@ def attention(q, k, v, window=None, mask=None):
                 _flash_attn = False
         if _flash_attn:  # flash-attn wants (B, L, H, E); window_size = (keys to the left, keys to the right), -1: all
             left = -1 if window is None else window - 1
-            out = _flash_attn(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), causal=True, window_size=(left, 0))
+            out = _flash_attn(
+                q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), causal=True, window_size=(left, 0)
+            )
             return out.transpose(1, 2)
     L = q.shape[2]
     if mask is None and window is not None and window < L:
@@ -813,8 +842,19 @@ class TransformerLayer(nn.Module):
 
 
 class TransformerTrajEncoder(nn.Module):
-    def __init__(self, d_in, d_model, n_layers, n_heads, d_ff, dropout, max_seq_len, window_size=None, pos_emb="sinusoidal",
-                 max_time_idx=1000):  # fmt: skip
+    def __init__(
+        self,
+        d_in,
+        d_model,
+        n_layers,
+        n_heads,
+        d_ff,
+        dropout,
+        max_seq_len,
+        window_size=None,
+        pos_emb="sinusoidal",
+        max_time_idx=1000,
+    ):
         super().__init__()
         if d_model % n_heads or d_model % 2:
             raise ValueError(f"--d-model {d_model} must be even and divisible by --n-heads {n_heads}")
@@ -855,7 +895,11 @@ class TransformerTrajEncoder(nn.Module):
 
     def init_hidden(self, n, device):
         shape = (len(self.layers), n, self.n_heads, self.window, self.d_model // self.n_heads)
-        return torch.zeros(shape, device=device), torch.zeros(shape, device=device), torch.zeros(n, dtype=torch.long, device=device)
+        return (
+            torch.zeros(shape, device=device),
+            torch.zeros(shape, device=device),
+            torch.zeros(n, dtype=torch.long, device=device),
+        )
 
     def reset_hidden(self, hidden, done):
         k_cache, v_cache, count = hidden
@@ -908,7 +952,9 @@ class MambaBlock(nn.Module):
         conv_state = torch.cat([conv_state[:, :, 1:], u.unsqueeze(-1)], dim=-1)
         u = F.silu((conv_state * self.conv.weight[:, 0]).sum(-1) + self.conv.bias)
         dt, Bm, Cm = self.ssm_params(u)
-        ssm_state = torch.exp(dt[..., None] * -torch.exp(self.A_log)) * ssm_state + (dt[..., None] * Bm[:, None]) * u[..., None]
+        ssm_state = (
+            torch.exp(dt[..., None] * -torch.exp(self.A_log)) * ssm_state + (dt[..., None] * Bm[:, None]) * u[..., None]
+        )
         y = (ssm_state @ Cm[..., None]).squeeze(-1) + u * self.D
         return self.out_proj(y * F.silu(z)).unsqueeze(1), conv_state, ssm_state
 
@@ -933,7 +979,9 @@ def _mamba_fused_scan(u, dt, A, Bm, Cm, D, z):
     # the kernel wants (B, channels, L), one dtype (u's) for u, dt, B, C and z, and fp32 A and D (under autocast,
     # softplus gives dt in fp32 while u is bf16); dt is already softplus'd, hence delta_softplus=False
     t = lambda x: x.to(u.dtype).transpose(1, 2)  # noqa: E731
-    return _selective_scan(t(u), t(dt), A.float(), t(Bm), t(Cm), D.float(), z=t(z), delta_softplus=False).transpose(1, 2)
+    return _selective_scan(t(u), t(dt), A.float(), t(Bm), t(Cm), D.float(), z=t(z), delta_softplus=False).transpose(
+        1, 2
+    )
 
 
 class MambaTrajEncoder(nn.Module):
@@ -964,8 +1012,10 @@ class MambaTrajEncoder(nn.Module):
 
     def init_hidden(self, n, device):
         b = self.blocks[0]
-        return (torch.zeros(len(self.blocks), n, b.d_inner, b.d_conv, device=device),
-                torch.zeros(len(self.blocks), n, b.d_inner, b.d_state, device=device))  # fmt: skip
+        return (
+            torch.zeros(len(self.blocks), n, b.d_inner, b.d_conv, device=device),
+            torch.zeros(len(self.blocks), n, b.d_inner, b.d_state, device=device),
+        )
 
     def reset_hidden(self, hidden, done):
         return tuple(h.masked_fill(done.view(1, -1, 1, 1), 0.0) for h in hidden)
@@ -977,8 +1027,18 @@ def make_traj_encoder(args, d_in):
     if args.traj_encoder == "gru":
         return GRUTrajEncoder(d_in, args.d_model, args.n_layers)
     if args.traj_encoder == "transformer":
-        return TransformerTrajEncoder(d_in, args.d_model, args.n_layers, args.n_heads, args.d_ff, args.dropout,
-                                      args.max_seq_len, args.window_size, args.pos_emb, args.max_time_idx)  # fmt: skip
+        return TransformerTrajEncoder(
+            d_in,
+            args.d_model,
+            args.n_layers,
+            args.n_heads,
+            args.d_ff,
+            args.dropout,
+            args.max_seq_len,
+            args.window_size,
+            args.pos_emb,
+            args.max_time_idx,
+        )
     if args.traj_encoder == "mamba":
         return MambaTrajEncoder(d_in, args.d_model, args.n_layers, args.d_state)
     raise ValueError(f"--traj-encoder {args.traj_encoder!r}: choose ff, gru, transformer or mamba")
@@ -996,9 +1056,12 @@ class Actor(nn.Module):
         self.kind, self.A, self.G, self.clip = kind, action_dim, num_gammas, discrete_clip
         d_out = 2 * action_dim if kind == "box" else action_dim
         self.net = nn.Sequential(
-            nn.Linear(d_state, d_hidden), nn.LeakyReLU(), nn.Linear(d_hidden, d_hidden), nn.LeakyReLU(),
+            nn.Linear(d_state, d_hidden),
+            nn.LeakyReLU(),
+            nn.Linear(d_hidden, d_hidden),
+            nn.LeakyReLU(),
             nn.Linear(d_hidden, num_gammas * d_out),
-        )  # fmt: skip
+        )
 
     def forward(self, s):  # s: (B, L, D) -> distribution parameters (B, L, G, F)
         return self.net(s).unflatten(-1, (self.G, -1))
@@ -1021,7 +1084,9 @@ class Actor(nn.Module):
         log_n = -0.5 * ((z - mu) / std) ** 2 - std.log() - 0.5 * math.log(2 * math.pi)
         return (log_n - 2 * (math.log(2) - z - F.softplus(-2 * z))).sum(-1)  # tanh change of variables
 
-    def sample(self, params, greedy=False):  # -> actions (..., G, A) in [-1, 1] (Box), 0/1 (MultiBinary), index (Discrete)
+    def sample(
+        self, params, greedy=False
+    ):  # -> actions (..., G, A) in [-1, 1] (Box), 0/1 (MultiBinary), index (Discrete)
         if self.kind == "discrete":
             p = self.probs(params)
             return p.argmax(-1) if greedy else torch.multinomial(p.reshape(-1, self.A), 1).view(p.shape[:-1])
@@ -1060,7 +1125,9 @@ class CriticEnsemble(nn.Module):
         dims = [d_state + 1 + action_dim, d_hidden, d_hidden, num_bins]
         self.weights, self.biases = nn.ParameterList(), nn.ParameterList()
         for fan_in, fan_out in zip(dims[:-1], dims[1:]):  # LeCun-uniform-like init, as the reference's EinMix
-            self.weights.append(nn.Parameter(torch.empty(num_critics, fan_in, fan_out).uniform_(-1, 1) * math.sqrt(3 / fan_in)))
+            self.weights.append(
+                nn.Parameter(torch.empty(num_critics, fan_in, fan_out).uniform_(-1, 1) * math.sqrt(3 / fan_in))
+            )
             self.biases.append(nn.Parameter(torch.empty(num_critics, fan_out).uniform_(-1, 1) * math.sqrt(1 / fan_in)))
 
     def forward(self, s, a, frozen=False):
@@ -1071,8 +1138,12 @@ class CriticEnsemble(nn.Module):
         # hidden activations stay in a (C, rows, H) layout, so every layer is one batched matmul over the critics
         h = (s.reshape(B * L, D) @ W0[:, :D].transpose(0, 1).reshape(D, C * H)).view(B * L, C, H).transpose(0, 1)
         # add the gamma feature's and the action's share of the first layer: (C, K*B*L*G, H)
-        ga = torch.cat([self.gamma_feat.expand(*a.shape[:-1], 1), a.clamp(-0.999, 0.999)], dim=-1).view(K, B * L, self.G, -1)
-        h = (h[:, None, :, None] + torch.einsum("kngi,cih->ckngh", ga, W0[:, D:]) + b0[:, None, None, None]).flatten(1, 3)
+        ga = torch.cat([self.gamma_feat.expand(*a.shape[:-1], 1), a.clamp(-0.999, 0.999)], dim=-1).view(
+            K, B * L, self.G, -1
+        )
+        h = (h[:, None, :, None] + torch.einsum("kngi,cih->ckngh", ga, W0[:, D:]) + b0[:, None, None, None]).flatten(
+            1, 3
+        )
         h = F.leaky_relu(torch.baddbmm(b1.unsqueeze(1), F.leaky_relu(h), W1))
         logits = torch.baddbmm(b2.unsqueeze(1), h, W2)  # (C, rows, num_bins)
         return logits.view(C, K, B, L, self.G, -1).permute(1, 2, 3, 0, 4, 5)  # (K, B, L, C, G, num_bins)
@@ -1172,8 +1243,10 @@ class Agent(nn.Module):
         # the online term needs a dQ/da path (DPG) or an exact expectation (Discrete); Bernoulli bits have neither
         self.online_coeff = float(self.kind != "multibinary") if args.online_coeff is None else args.online_coeff
         if self.kind == "multibinary" and self.online_coeff > 0:
-            raise ValueError(f"--online-coeff {args.online_coeff}: MultiBinary actions are not differentiable, so the "
-                             "online (DPG) term must be 0 (leave --online-coeff unset for the default)")  # fmt: skip
+            raise ValueError(
+                f"--online-coeff {args.online_coeff}: MultiBinary actions are not differentiable, so the "
+                "online (DPG) term must be 0 (leave --online-coeff unset for the default)"
+            )
         self.args, self.A = args, A
         self.register_buffer("gammas", torch.tensor([*args.multigammas, args.gamma], dtype=torch.float32))  # (G,)
         G = len(self.gammas)
@@ -1181,7 +1254,9 @@ class Agent(nn.Module):
         self.traj = make_traj_encoder(args, args.tstep_dim)
         D = self.traj.emb_dim
         self.actor = Actor(D, A, self.kind, G, args.actor_hidden, args.discrete_clip)
-        self.critics = CriticEnsemble(D, A, self.gammas, args.num_critics, args.critic_hidden, args.num_bins, args.return_range)
+        self.critics = CriticEnsemble(
+            D, A, self.gammas, args.num_critics, args.critic_hidden, args.num_bins, args.return_range
+        )
         self.popart = PopArt(G, enabled=args.popart)
         # targets: EMA copies of the actor and critics. No target copy of the encoders: targets use the online
         # sequence model's output under no_grad (AMAGO's shared-encoder design).
@@ -1250,7 +1325,9 @@ class Agent(nn.Module):
             keep = (q.mean(2) - v > 0).float()  # only the advantage's sign is used: the filter is scale-free
         actor_loss = -args.offline_coeff * keep * logp
         if self.online_coeff > 0:  # DPG through reparameterized (Box) or straight-through Gumbel (Discrete) samples
-            a_pi = self.actor.sample_vectors(params[:, :-1], K, differentiable=True, temperature=args.gumbel_temperature)
+            a_pi = self.actor.sample_vectors(
+                params[:, :-1], K, differentiable=True, temperature=args.gumbel_temperature
+            )
             q_pi = self.critics.value(self.critics(s[:, :-1].detach(), a_pi, frozen=True)).mean(0)  # (B, T, C, G)
             actor_loss = actor_loss - self.online_coeff * self.popart.normalize_target(q_pi.min(2).values)
         actor_loss = masked_mean(actor_loss, mask[:, :, None])
@@ -1310,8 +1387,18 @@ class DiskReplayBuffer(torch.utils.data.IterableDataset):
     rl2, time: W+1 timesteps; actions, rewards, terminated: W) and may shorten them, but must not write into them:
     they are views of the cached file."""
 
-    def __init__(self, root, max_size, max_seq_len, action_dim, discrete, file_format="npz", cache_files=10_000, relabel=None,
-                 padded_sampling="none"):  # fmt: skip
+    def __init__(
+        self,
+        root,
+        max_size,
+        max_seq_len,
+        action_dim,
+        discrete,
+        file_format="npz",
+        cache_files=10_000,
+        relabel=None,
+        padded_sampling="none",
+    ):
         self.fifo, self.protected = Path(root) / "fifo", Path(root) / "protected"
         self.fifo.mkdir(parents=True, exist_ok=True)
         self.protected.mkdir(parents=True, exist_ok=True)
@@ -1344,14 +1431,19 @@ class DiskReplayBuffer(torch.utils.data.IterableDataset):
     def files(self):
         """Paths (str, oldest first) of the .npz files in fifo/ then protected/; never the .tmp files. The worker lists
         them every 256 samples: plain strings and os.listdir took ~14 ms for 6,700 files here, Path and glob 45-110."""
-        return [os.path.join(d, n) for d in (self.fifo, self.protected) for n in sorted(os.listdir(d)) if n.endswith(".npz")]
+        return [
+            os.path.join(d, n) for d in (self.fifo, self.protected) for n in sorted(os.listdir(d)) if n.endswith(".npz")
+        ]
 
     def delete_oldest(self):
         """FIFO: delete the oldest fifo files above max_size (protected/ is never touched)."""
         fifo = sorted(self.fifo.glob("*.npz"))
         for old in fifo[: max(len(fifo) - self.max_size, 0)]:
             old.unlink(missing_ok=True)
-        return {"buffer/fifo_files": min(len(fifo), self.max_size), "buffer/protected_files": len(list(self.protected.glob("*.npz")))}
+        return {
+            "buffer/fifo_files": min(len(fifo), self.max_size),
+            "buffer/protected_files": len(list(self.protected.glob("*.npz"))),
+        }
 
     def load(self, path):
         with np.load(path) as f:
@@ -1382,7 +1474,10 @@ class DiskReplayBuffer(torch.utils.data.IterableDataset):
             hi = T - 2 if self.padded in ("right", "both") else T - w  # a start past T-w runs off the end (>= 2 steps)
             s = random.randint(lo, max(hi, lo)) if T > w else 0
             start, stop = max(s, 0), min(s + w, T)
-            window = {k: v[start : stop + 1] if k in ("rl2", "time") or k.startswith("obs_") else v[start:stop] for k, v in data.items()}
+            window = {
+                k: v[start : stop + 1] if k in ("rl2", "time") or k.startswith("obs_") else v[start:stop]
+                for k, v in data.items()
+            }
             return self.relabel(window) if self.relabel else window
         raise RuntimeError(f"no readable trajectory files in {self.fifo} or {self.protected}")
 
@@ -1402,7 +1497,9 @@ def load_relabel(spec):
     module, _, name = spec.partition(":")
     fn = getattr(importlib.import_module(module), name, None) if name else None
     if not callable(fn):
-        raise ValueError(f"--relabel {spec!r} must name a function as `module:function`, e.g. envs.mazerunner:relabel_some")
+        raise ValueError(
+            f"--relabel {spec!r} must name a function as `module:function`, e.g. envs.mazerunner:relabel_some"
+        )
     return fn
 
 
@@ -1415,7 +1512,9 @@ def collate(samples):
     out = {}
     for k in samples[0]:
         n = L if k in ("rl2", "time") or k.startswith("obs_") else L - 1
-        out[k] = np.stack([np.concatenate([s[k], np.zeros((n - len(s[k]), *s[k].shape[1:]), s[k].dtype)]) for s in samples])
+        out[k] = np.stack(
+            [np.concatenate([s[k], np.zeros((n - len(s[k]), *s[k].shape[1:]), s[k].dtype)]) for s in samples]
+        )
     out["mask"] = np.stack([np.arange(L) < len(s["rl2"]) for s in samples])
     if sum(v.nbytes for v in out.values()) > 2**20:
         out = {k: torch.from_numpy(v) for k, v in out.items()}
@@ -1424,8 +1523,10 @@ def collate(samples):
 
 
 def to_device(batch, device):  # numpy or torch (from collate) -> torch on device
-    return {k: to_device(v, device) if isinstance(v, dict) else torch.as_tensor(v).to(device, non_blocking=True)
-            for k, v in batch.items()}  # fmt: skip
+    return {
+        k: to_device(v, device) if isinstance(v, dict) else torch.as_tensor(v).to(device, non_blocking=True)
+        for k, v in batch.items()
+    }
 
 
 # ======================================================================================================
@@ -1450,7 +1551,9 @@ def train_step(agent, optimizer, accelerator, batch, args, updates):
         loss, metrics = agent(batch)
     optimizer.zero_grad(set_to_none=True)
     accelerator.backward(loss)
-    metrics["losses/grad_norm"] = accelerator.clip_grad_norm_(accelerator.unwrap_model(agent).trainable_parameters(), args.grad_clip)
+    metrics["losses/grad_norm"] = accelerator.clip_grad_norm_(
+        accelerator.unwrap_model(agent).trainable_parameters(), args.grad_clip
+    )
     optimizer.step()
     accelerator.unwrap_model(agent).update_targets()
     return metrics
@@ -1484,7 +1587,9 @@ def evaluate(agent, envs, episodes, greedy, device, seed=None):
                 final_info = info["final_info"]
                 returns.append(ep_ret[i])
                 names.append(final_info["env_name"][i])
-                extra.append({k[len(LOG_PREFIX) :].strip(): final_info[k][i] for k in final_info if k.startswith(LOG_PREFIX)})
+                extra.append(
+                    {k[len(LOG_PREFIX) :].strip(): final_info[k][i] for k in final_info if k.startswith(LOG_PREFIX)}
+                )
             finished[i] += 1
         ep_ret[done] = 0
         hidden = agent.traj.reset_hidden(hidden, torch.as_tensor(done, device=device))
@@ -1531,9 +1636,23 @@ def load_checkpoint(path, agent, optimizer, explore):
 
 
 def check_args(args):
-    positive = ["total_timesteps", "num_envs", "max_seq_len", "timesteps_per_epoch", "batch_size", "n_step", "num_critics", "num_critics_td",
-                "d_model", "n_layers", "eval_episodes", "buffer_max_size", "traj_save_len", "tmaze_corridor",
-                "max_time_idx"]  # fmt: skip
+    positive = [
+        "total_timesteps",
+        "num_envs",
+        "max_seq_len",
+        "timesteps_per_epoch",
+        "batch_size",
+        "n_step",
+        "num_critics",
+        "num_critics_td",
+        "d_model",
+        "n_layers",
+        "eval_episodes",
+        "buffer_max_size",
+        "traj_save_len",
+        "tmaze_corridor",
+        "max_time_idx",
+    ]
     for name in positive:
         if getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
@@ -1542,8 +1661,10 @@ def check_args(args):
     if args.traj_save_len < args.max_seq_len:
         raise ValueError(f"--traj-save-len {args.traj_save_len} must be >= --max-seq-len {args.max_seq_len}")
     if args.window_size and not 1 <= args.window_size <= args.max_seq_len:
-        raise ValueError(f"--window-size {args.window_size} must lie in 1 .. --max-seq-len {args.max_seq_len} "
-                         "(0 or None: full causal attention)")  # fmt: skip
+        raise ValueError(
+            f"--window-size {args.window_size} must lie in 1 .. --max-seq-len {args.max_seq_len} "
+            "(0 or None: full causal attention)"
+        )
     lo, hi = args.discrete_clip
     if not 0 <= lo < hi <= 1:
         raise ValueError(f"--discrete-clip {args.discrete_clip} must satisfy 0 <= low < high <= 1")
@@ -1573,7 +1694,9 @@ if __name__ == "__main__":
     args.env_id = resolve_env_id(args.env_id)
     accelerator = Accelerator(cpu=not (args.cuda and torch.cuda.is_available()), mixed_precision=args.mixed_precision)
     device, main_process = accelerator.device, accelerator.is_main_process  # `accelerate launch` runs one per GPU
-    run_name = broadcast_object_list([args.run_name or f"{args.env_id}__{args.exp_name}__{args.seed}__{int(time.time())}"])[0]
+    run_name = broadcast_object_list(
+        [args.run_name or f"{args.env_id}__{args.exp_name}__{args.seed}__{int(time.time())}"]
+    )[0]
     run_dir = Path("runs") / run_name
     ckpt_path = run_dir / "checkpoint.pt"
     if args.resume and not ckpt_path.exists():
@@ -1581,12 +1704,25 @@ if __name__ == "__main__":
     if args.track and main_process:
         import wandb
 
-        wandb.init(project=args.wandb_project_name, entity=args.wandb_entity, sync_tensorboard=True, config=vars(args),
-                   name=run_name, id=run_name, resume="allow", monitor_gym=True, save_code=True)  # fmt: skip
+        wandb.init(
+            project=args.wandb_project_name,
+            entity=args.wandb_entity,
+            sync_tensorboard=True,
+            config=vars(args),
+            name=run_name,
+            id=run_name,
+            resume="allow",
+            monitor_gym=True,
+            save_code=True,
+        )
     from torch.utils.tensorboard import SummaryWriter
 
-    writer = SummaryWriter(str(run_dir if main_process else run_dir / f"process{accelerator.process_index}"), flush_secs=10)
-    writer.add_text("hyperparameters", "|param|value|\n|-|-|\n%s" % "\n".join(f"|{k}|{v}|" for k, v in vars(args).items()))
+    writer = SummaryWriter(
+        str(run_dir if main_process else run_dir / f"process{accelerator.process_index}"), flush_secs=10
+    )
+    writer.add_text(
+        "hyperparameters", "|param|value|\n|-|-|\n{}".format("\n".join(f"|{k}|{v}|" for k, v in vars(args).items()))
+    )
 
     # TRY NOT TO MODIFY: seeding
     args.seed += accelerator.process_index  # each process collects its own data into the shared buffer
@@ -1601,22 +1737,35 @@ if __name__ == "__main__":
 
     # ALGO LOGIC: initialize agent here:
     agent = Agent(args, envs.single_observation_space["obs"], envs.single_action_space).to(device)
-    optimizer = torch.optim.AdamW(agent.trainable_parameters(), lr=args.learning_rate, weight_decay=args.weight_decay, fused=True)
-    buffer = DiskReplayBuffer(Path(args.buffer_dir) / run_name, args.buffer_max_size, args.max_seq_len, agent.A,
-                              agent.kind == "discrete", args.file_format, relabel=load_relabel(args.relabel),
-                              padded_sampling=args.padded_sampling)  # fmt: skip
+    optimizer = torch.optim.AdamW(
+        agent.trainable_parameters(), lr=args.learning_rate, weight_decay=args.weight_decay, fused=True
+    )
+    buffer = DiskReplayBuffer(
+        Path(args.buffer_dir) / run_name,
+        args.buffer_max_size,
+        args.max_seq_len,
+        agent.A,
+        agent.kind == "discrete",
+        args.file_format,
+        relabel=load_relabel(args.relabel),
+        padded_sampling=args.padded_sampling,
+    )
     loader = None  # started once the buffer holds a file
     explore = make_exploration(args, envs)
     counters = {"epoch": 0, "global_step": 0, "updates": 0, "frames": {}}  # frames: env steps per env name
     if args.resume:
         counters = load_checkpoint(ckpt_path, agent, optimizer, explore)
-        print(f"resumed {run_name} at epoch {counters['epoch']}, {counters['global_step']} steps, {counters['updates']} updates")
+        print(
+            f"resumed {run_name} at epoch {counters['epoch']}, {counters['global_step']} steps, {counters['updates']} updates"
+        )
     agent, optimizer = accelerator.prepare(agent, optimizer)
     policy = accelerator.unwrap_model(agent)
     writer_rng = np.random.default_rng(args.seed + counters["epoch"])
     trajs = TrajectoryWriter(args.num_envs, buffer, args.traj_save_len, args.max_seq_len, writer_rng)
     num_params = sum(p.numel() for p in policy.trainable_parameters())
-    print(f"{run_name}: {policy.kind} actions, {args.traj_encoder} memory, {num_params:,} trainable parameters, device {device}")
+    print(
+        f"{run_name}: {policy.kind} actions, {args.traj_encoder} memory, {num_params:,} trainable parameters, device {device}"
+    )
 
     # TRY NOT TO MODIFY: start the game
     start_time, start_step = time.time(), counters["global_step"]
@@ -1665,13 +1814,23 @@ if __name__ == "__main__":
         if loader is None and buffer.files():
             # a jax env (envs.gymnax_env) runs threads that a forked worker could deadlock on: start workers clean
             context = "forkserver" if args.num_workers and "jax" in sys.modules else None
-            loader = iter(torch.utils.data.DataLoader(buffer, args.batch_size, collate_fn=collate, num_workers=args.num_workers,
-                                                      persistent_workers=args.num_workers > 0, prefetch_factor=4 if args.num_workers else None,
-                                                      multiprocessing_context=context))  # fmt: skip
+            loader = iter(
+                torch.utils.data.DataLoader(
+                    buffer,
+                    args.batch_size,
+                    collate_fn=collate,
+                    num_workers=args.num_workers,
+                    persistent_workers=args.num_workers > 0,
+                    prefetch_factor=4 if args.num_workers else None,
+                    multiprocessing_context=context,
+                )
+            )
         if loader is not None:
             policy.train()
             for _ in range(args.batches_per_epoch):
-                metrics = train_step(agent, optimizer, accelerator, to_device(next(loader), device), args, counters["updates"])
+                metrics = train_step(
+                    agent, optimizer, accelerator, to_device(next(loader), device), args, counters["updates"]
+                )
                 counters["updates"] += 1
             ups = args.batches_per_epoch / (time.time() - t0)
             for k, v in metrics.items():
@@ -1690,8 +1849,14 @@ if __name__ == "__main__":
             ev = eval_metrics(*evaluate(policy, eval_envs, args.eval_episodes, args.eval_greedy, device))
             for k, v in ev.items():
                 writer.add_scalar(k, v, counters["global_step"])
-            progress.set_postfix(step=counters["global_step"], updates=counters["updates"], eval_return=f"{ev['eval/return']:.1f}")
-        if main_process and args.checkpoint_interval and (counters["epoch"] % args.checkpoint_interval == 0 or counters["epoch"] == epochs):
+            progress.set_postfix(
+                step=counters["global_step"], updates=counters["updates"], eval_return=f"{ev['eval/return']:.1f}"
+            )
+        if (
+            main_process
+            and args.checkpoint_interval
+            and (counters["epoch"] % args.checkpoint_interval == 0 or counters["epoch"] == epochs)
+        ):
             run_dir.mkdir(parents=True, exist_ok=True)
             save_checkpoint(ckpt_path, policy, optimizer, explore, counters)
 

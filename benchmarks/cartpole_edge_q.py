@@ -39,7 +39,9 @@ def edge_episodes(run, last_files):
             eps.append({k: z[k] for k in z.files})
     term = [e for e in eps if e["terminated"][-1]]
     edge = [e for e in term if abs(e["obs_observation"][-2, 0]) > 2.2]
-    print(f"{run}'s buffer, newest {len(files)} files: {len(term)} end in a termination, {len(edge)} of them at the edge")
+    print(
+        f"{run}'s buffer, newest {len(files)} files: {len(term)} end in a termination, {len(edge)} of them at the edge"
+    )
     return [e for e in edge if e["time"][0] == 0]  # whole episodes only
 
 
@@ -74,20 +76,33 @@ def main():
     for run in a.runs:
         ckpt = next((OUT / run / "runs").glob("*/checkpoint.pt"))  # runs/<run name at launch>/checkpoint.pt
         state = torch.load(ckpt, map_location="cpu", weights_only=False)
-        args = amago.Args(env_id="CartPole-v1", traj_encoder=a.encoder, reward_multiplier=a.reward_multiplier,
-                          pos_emb="learned", max_time_idx=1)  # fmt: skip
+        args = amago.Args(
+            env_id="CartPole-v1",
+            traj_encoder=a.encoder,
+            reward_multiplier=a.reward_multiplier,
+            pos_emb="learned",
+            max_time_idx=1,
+        )
         agent = amago.Agent(args, space.single_observation_space["obs"], space.single_action_space)
         agent.load_state_dict(state["agent"])
         agent.eval()
         print(f"{run} ({state['counters']['updates']} updates)")
         if eps:
             with torch.no_grad():
-                qs = [q_taken(agent, *(torch.as_tensor(e[k]) for k in ("obs_observation", "rl2", "time")),
-                              torch.as_tensor(e["actions"].argmax(-1))) for e in eps]  # fmt: skip
+                qs = [
+                    q_taken(
+                        agent,
+                        *(torch.as_tensor(e[k]) for k in ("obs_observation", "rl2", "time")),
+                        torch.as_tensor(e["actions"].argmax(-1)),
+                    )
+                    for e in eps
+                ]
             half = np.mean([len(q) - len(q) // 2 for q in qs]) * a.reward_multiplier
-            print(f"  {len(eps)} whole edge-terminated episodes: Q(0.999) one step before the edge "
-                  f"{np.mean([q[-1] for q in qs]):.1f} (true {a.reward_multiplier:.1f}); at mid-episode "
-                  f"{np.mean([q[len(q) // 2] for q in qs]):.1f} (true ~{half:.0f})")  # fmt: skip
+            print(
+                f"  {len(eps)} whole edge-terminated episodes: Q(0.999) one step before the edge "
+                f"{np.mean([q[-1] for q in qs]):.1f} (true {a.reward_multiplier:.1f}); at mid-episode "
+                f"{np.mean([q[len(q) // 2] for q in qs]):.1f} (true ~{half:.0f})"
+            )
         for ep in greedy_episodes(agent, a.greedy, seed=123) if a.greedy else []:
             o, rl2, t, act = zip(*ep)
             x = torch.stack(o)[:, 0]

@@ -1,6 +1,6 @@
 """Print the last greedy eval of every eval/ metric of a benchmark run (benchmarks/out/<name>).
 
-    python benchmarks/last_eval.py tmaze_h50_transformer
+python benchmarks/last_eval.py tmaze_h50_transformer
 """
 
 import sys

@@ -46,7 +46,15 @@ def main():
     script_args = [x for x in a.script_args if x != "--"]
     out = ROOT / "benchmarks" / "out" / a.name
     out.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, str(ROOT / a.script), *script_args, "--run-name", a.name, "--buffer-dir", str(out / "buffers")]
+    cmd = [
+        sys.executable,
+        str(ROOT / a.script),
+        *script_args,
+        "--run-name",
+        a.name,
+        "--buffer-dir",
+        str(out / "buffers"),
+    ]
     print("command:", " ".join(cmd[1:]), flush=True)
     start = time.time()
     proc = subprocess.Popen(cmd, cwd=out, stdout=open(out / "stdout.log", "w"), stderr=subprocess.STDOUT)
@@ -66,8 +74,8 @@ def main():
     with open(out / "curve.csv", "w") as f:
         f.write("minutes,env_steps,updates,eval_return\n")
         for row in curve:
-            f.write("%.2f,%d,%d,%.2f\n" % row)
-            print("  %6.1f min  %8d steps  %7d updates  eval return %8.1f" % row)
+            f.write("{:.2f},{:d},{:d},{:.2f}\n".format(*row))
+            print("  {:6.1f} min  {:8d} steps  {:7d} updates  eval return {:8.1f}".format(*row))
     steps = max((s for _, s, _ in scalars.get("charts/SPS", [])), default=0)
     updates = max((v for _, _, v in scalars.get("charts/updates", [])), default=0)
     result = {

@@ -33,9 +33,15 @@ def fake_batch(agent, obs_space, B, L):
         actions = torch.nn.functional.one_hot(torch.randint(0, A, (B, L - 1)), A).float()
     else:
         actions = torch.rand(B, L - 1, A) * 2 - 1
-    return {"obs": obs, "rl2": torch.randn(B, L, A + 1), "time": torch.randint(0, 500, (B, L)),
-            "mask": torch.ones(B, L, dtype=torch.bool), "actions": actions,
-            "rewards": torch.randn(B, L - 1), "terminated": torch.zeros(B, L - 1, dtype=torch.bool)}
+    return {
+        "obs": obs,
+        "rl2": torch.randn(B, L, A + 1),
+        "time": torch.randint(0, 500, (B, L)),
+        "mask": torch.ones(B, L, dtype=torch.bool),
+        "actions": actions,
+        "rewards": torch.randn(B, L - 1),
+        "terminated": torch.zeros(B, L - 1, dtype=torch.bool),
+    }
 
 
 def with_overrides(args, pairs):  # --set k=v ...
@@ -47,14 +53,18 @@ def with_overrides(args, pairs):  # --set k=v ...
 
 def collate_torch(samples):  # the script's batches as torch tensors, whatever their size
     batch = amago.collate(samples)
-    return {k: {kk: torch.as_tensor(vv) for kk, vv in v.items()} if isinstance(v, dict) else torch.as_tensor(v)
-            for k, v in batch.items()}  # fmt: skip
+    return {
+        k: {kk: torch.as_tensor(vv) for kk, vv in v.items()} if isinstance(v, dict) else torch.as_tensor(v)
+        for k, v in batch.items()
+    }
 
 
 def collate_numpy(samples):  # the script's batches as numpy arrays, whatever their size
     batch = amago.collate(samples)
-    return {k: {kk: np.asarray(vv) for kk, vv in v.items()} if isinstance(v, dict) else np.asarray(v)
-            for k, v in batch.items()}  # fmt: skip
+    return {
+        k: {kk: np.asarray(vv) for kk, vv in v.items()} if isinstance(v, dict) else np.asarray(v)
+        for k, v in batch.items()
+    }
 
 
 class RepeatWindow(torch.utils.data.IterableDataset):  # one fixed window of T steps with (T+1, *frame) uint8 pixels
@@ -63,9 +73,14 @@ class RepeatWindow(torch.utils.data.IterableDataset):  # one fixed window of T s
 
     def __iter__(self):
         T = self.T
-        w = {"obs_pixels": np.random.default_rng(0).integers(0, 255, (T + 1, *self.frame), dtype=np.uint8),
-             "rl2": np.zeros((T + 1, 3), np.float32), "time": np.arange(T + 1), "actions": np.zeros((T, 2), np.float32),
-             "rewards": np.zeros(T, np.float32), "terminated": np.zeros(T, bool)}  # fmt: skip
+        w = {
+            "obs_pixels": np.random.default_rng(0).integers(0, 255, (T + 1, *self.frame), dtype=np.uint8),
+            "rl2": np.zeros((T + 1, 3), np.float32),
+            "time": np.arange(T + 1),
+            "actions": np.zeros((T, 2), np.float32),
+            "rewards": np.zeros(T, np.float32),
+            "terminated": np.zeros(T, bool),
+        }
         while True:
             yield w
 
@@ -73,8 +88,11 @@ class RepeatWindow(torch.utils.data.IterableDataset):  # one fixed window of T s
 def handoff_ms(dataset, batch_size, collate, batches, pause_s, warmup=20):
     """The main process's cost of one next(loader) + to_device, with one DataLoader worker as in the script; a pause
     between batches stands in for the update (so the worker keeps up)."""
-    loader = iter(torch.utils.data.DataLoader(dataset, batch_size, collate_fn=collate, num_workers=1,
-                                              persistent_workers=True, prefetch_factor=4))  # fmt: skip
+    loader = iter(
+        torch.utils.data.DataLoader(
+            dataset, batch_size, collate_fn=collate, num_workers=1, persistent_workers=True, prefetch_factor=4
+        )
+    )
     for _ in range(warmup):  # the worker starts (and fills its file cache)
         amago.to_device(next(loader), "cpu")
     spent = 0.0
@@ -91,26 +109,54 @@ def time_loader(args, batches=400, files=2000, pause_s=0.02):
     batches of growing size (24 windows of 33 steps), which is where collate's size threshold comes from."""
     rng, start, ms = np.random.default_rng(0), time.time(), {}
     with tempfile.TemporaryDirectory() as root:
-        buffer = amago.DiskReplayBuffer(root, files, args.max_seq_len, action_dim=2, discrete=True, padded_sampling="right")
+        buffer = amago.DiskReplayBuffer(
+            root, files, args.max_seq_len, action_dim=2, discrete=True, padded_sampling="right"
+        )
         for _ in range(files):
             T = int(rng.integers(10, 300))
-            obs = [{"obs": {"observation": rng.normal(size=4).astype(np.float32)}, "rl2": np.zeros(3, np.float32),
-                    "time": np.int64(t)} for t in range(T + 1)]  # fmt: skip
-            buffer.save({"obs": obs, "actions": rng.integers(0, 2, T), "rewards": np.ones(T), "terminated": np.arange(T) == T - 1})
+            obs = [
+                {
+                    "obs": {"observation": rng.normal(size=4).astype(np.float32)},
+                    "rl2": np.zeros(3, np.float32),
+                    "time": np.int64(t),
+                }
+                for t in range(T + 1)
+            ]
+            buffer.save(
+                {
+                    "obs": obs,
+                    "actions": rng.integers(0, 2, T),
+                    "rewards": np.ones(T),
+                    "terminated": np.arange(T) == T - 1,
+                }
+            )
         for name, collate in (("numpy", amago.collate), ("torch", collate_torch)):
             ms[name] = handoff_ms(buffer, args.batch_size, collate, batches, pause_s, warmup=50)
-            print(f"loader, batch {args.batch_size}, {name} batches: {ms[name]:5.2f} ms per batch in the main process", flush=True)
+            print(
+                f"loader, batch {args.batch_size}, {name} batches: {ms[name]:5.2f} ms per batch in the main process",
+                flush=True,
+            )
     sweep = []
     for frame in [(4,), (16, 16, 1), (16, 16, 3), (24, 24, 3), (32, 32, 3), (64, 64, 3)]:
         mb = 24 * 33 * int(np.prod(frame)) / 2**20
         row = [handoff_ms(RepeatWindow(frame, 32), 24, fn, 60, 0.05) for fn in (collate_numpy, collate_torch)]
         sweep.append({"mb": round(mb, 3), "numpy_ms": row[0], "torch_ms": row[1]})
         print(f"pixel batch {mb:7.3f} MB: numpy {row[0]:6.2f} ms, torch {row[1]:6.2f} ms per batch", flush=True)
-    result = {"env_id": "CartPole-v1 (synthetic episodes)", "traj_encoder": None, "env_steps": 0, "updates": 0,
-              "wall_s": round(time.time() - start, 1), "env_steps_per_s": None, "updates_per_s": None,
-              "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-              "batch_size": args.batch_size, "loader_ms_numpy": ms["numpy"], "loader_ms_torch": ms["torch"],
-              "pixel_sweep": sweep, "final_eval_return": None}  # fmt: skip
+    result = {
+        "env_id": "CartPole-v1 (synthetic episodes)",
+        "traj_encoder": None,
+        "env_steps": 0,
+        "updates": 0,
+        "wall_s": round(time.time() - start, 1),
+        "env_steps_per_s": None,
+        "updates_per_s": None,
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "batch_size": args.batch_size,
+        "loader_ms_numpy": ms["numpy"],
+        "loader_ms_torch": ms["torch"],
+        "pixel_sweep": sweep,
+        "final_eval_return": None,
+    }
     print("RESULT " + json.dumps(result), flush=True)
 
 
@@ -133,7 +179,9 @@ def main():
         env_id = amago.resolve_env_id(args.env_id)
         envs = amago.make_vec_env(env_id, args.num_envs, "sync", args.seed)
         agent = amago.Agent(args, envs.single_observation_space["obs"], envs.single_action_space)
-        opt = torch.optim.AdamW(agent.trainable_parameters(), lr=args.learning_rate, weight_decay=args.weight_decay, fused=True)  # as main
+        opt = torch.optim.AdamW(
+            agent.trainable_parameters(), lr=args.learning_rate, weight_decay=args.weight_decay, fused=True
+        )  # as main
         acc = Accelerator(cpu=True)
         agent, opt = acc.prepare(agent, opt)
         batch = fake_batch(agent, envs.single_observation_space["obs"], args.batch_size, args.max_seq_len + 1)
@@ -161,15 +209,26 @@ def main():
         rollout_s = time.time() - t0
         env_steps = a.rollout_steps * args.num_envs
         n_params = sum(p.numel() for p in agent.trainable_parameters())
-        print(f"{enc:12s} {n_params:9,d} params  update {update_s * 1000:6.1f} ms ({1 / update_s:5.1f}/s)  "
-              f"rollout {env_steps / rollout_s:7.0f} env steps/s ({args.num_envs} actors)", flush=True)
+        print(
+            f"{enc:12s} {n_params:9,d} params  update {update_s * 1000:6.1f} ms ({1 / update_s:5.1f}/s)  "
+            f"rollout {env_steps / rollout_s:7.0f} env steps/s ({args.num_envs} actors)",
+            flush=True,
+        )
         result = {
-            "env_id": env_id, "traj_encoder": enc, "env_steps": env_steps, "updates": a.updates,
-            "wall_s": round(update_s * a.updates + rollout_s, 2), "env_steps_per_s": round(env_steps / rollout_s, 1),
-            "updates_per_s": round(1 / update_s, 2), "update_ms": round(update_s * 1000, 1),
+            "env_id": env_id,
+            "traj_encoder": enc,
+            "env_steps": env_steps,
+            "updates": a.updates,
+            "wall_s": round(update_s * a.updates + rollout_s, 2),
+            "env_steps_per_s": round(env_steps / rollout_s, 1),
+            "updates_per_s": round(1 / update_s, 2),
+            "update_ms": round(update_s * 1000, 1),
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-            "trainable_params": n_params, "threads": torch.get_num_threads(), "compile": a.compile,
-            "warmup_s": round(warmup_s, 1), "final_eval_return": None,
+            "trainable_params": n_params,
+            "threads": torch.get_num_threads(),
+            "compile": a.compile,
+            "warmup_s": round(warmup_s, 1),
+            "final_eval_return": None,
         }
         print("RESULT " + json.dumps(result), flush=True)
         envs.close()

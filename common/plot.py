@@ -12,7 +12,9 @@ def plot_curves(curves, path, title, ylabel="greedy eval return", xlabel="minute
     for label, pts in curves.items():
         if pts:
             # a run that stopped at its first eval has one point: a marker, or it would not show
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], label=label, lw=1.5, marker="o" if len(pts) == 1 else None)
+            ax.plot(
+                [p[0] for p in pts], [p[1] for p in pts], label=label, lw=1.5, marker="o" if len(pts) == 1 else None
+            )
     if hline is not None:
         ax.axhline(hline, color="gray", ls="--", lw=1)
     ax.set(title=title, xlabel=xlabel, ylabel=ylabel)

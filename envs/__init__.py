@@ -29,8 +29,10 @@ _ENVS = {
     "LightKeyDoor-v0": ("envs.key_door:RoomKeyDoor", {"light_room": True}),
     # the CPU benchmark's size (benchmarks/memory.sh): 5x5 room, 20-step attempts, 200-step rollouts
     "DarkKeyDoor-5x5-v0": ("envs.key_door:RoomKeyDoor", {"room_size": 5, "episode_length": 20, "meta_horizon": 200}),
-    "LightKeyDoor-5x5-v0": ("envs.key_door:RoomKeyDoor", {"room_size": 5, "episode_length": 20, "meta_horizon": 200,
-                                                          "light_room": True}),
+    "LightKeyDoor-5x5-v0": (
+        "envs.key_door:RoomKeyDoor",
+        {"room_size": 5, "episode_length": 20, "meta_horizon": 200, "light_room": True},
+    ),
     "HalfCheetahVel-v0": "envs.half_cheetah_vel:HalfCheetahVel",
     "MazeRunner-v0": "envs.mazerunner:MazeRunner",
     # AMAGO-2: hidden tasks that differ only by reward scale (issue 5)

@@ -23,8 +23,14 @@ from envs import LOG_PREFIX
 
 
 class HalfCheetahVel(HalfCheetahEnv):
-    def __init__(self, task_min_velocity: float = 0.0, task_max_velocity: float = 3.0, episode_length: int = 1000,
-                 ctrl_cost_weight: float = 0.5 * 0.1, **kwargs):  # fmt: skip
+    def __init__(
+        self,
+        task_min_velocity: float = 0.0,
+        task_max_velocity: float = 3.0,
+        episode_length: int = 1000,
+        ctrl_cost_weight: float = 0.5 * 0.1,
+        **kwargs,
+    ):
         if not task_min_velocity <= task_max_velocity:
             raise ValueError(f"task_min_velocity {task_min_velocity} must be <= task_max_velocity {task_max_velocity}")
         if episode_length < 1:
@@ -50,6 +56,8 @@ class HalfCheetahVel(HalfCheetahEnv):
         self.velocities.append(info["x_velocity"])
         truncated = truncated or self.t >= self.episode_length
         if terminated or truncated:
-            info[f"{LOG_PREFIX} target velocity error (final 50 steps)"] = abs(np.mean(self.velocities[-50:]) - self.target_velocity)
+            info[f"{LOG_PREFIX} target velocity error (final 50 steps)"] = abs(
+                np.mean(self.velocities[-50:]) - self.target_velocity
+            )
             info[f"{LOG_PREFIX} mean velocity"] = float(np.mean(self.velocities))
         return obs, reward, terminated, truncated, info

@@ -25,7 +25,11 @@ class RoomKeyDoor(gym.Env):
     metadata = {"render_modes": []}
 
     def __init__(self, room_size: int = 8, episode_length: int = 50, meta_horizon: int = 500, light_room: bool = False):
-        for name, v, lo in [("room_size", room_size, 2), ("episode_length", episode_length, 1), ("meta_horizon", meta_horizon, 1)]:
+        for name, v, lo in [
+            ("room_size", room_size, 2),
+            ("episode_length", episode_length, 1),
+            ("meta_horizon", meta_horizon, 1),
+        ]:
             if v < lo:
                 raise ValueError(f"{name} must be >= {lo}, got {v}")
         self.N, self.H, self.H_meta, self.light = room_size, episode_length, meta_horizon, light_room
@@ -68,5 +72,9 @@ class RoomKeyDoor(gym.Env):
         # The meta-horizon is the end of a finite-horizon task and the agent sees the time index, so the rollout
         # *terminates* (no bootstrap past it): bootstrapping would value doors that can no longer be opened.
         done = self.global_t >= self.H_meta
-        info = {f"{LOG_PREFIX} doors opened": float(self.doors), f"{LOG_PREFIX} keys found": float(self.keys)} if done else {}
+        info = (
+            {f"{LOG_PREFIX} doors opened": float(self.doors), f"{LOG_PREFIX} keys found": float(self.keys)}
+            if done
+            else {}
+        )
         return self._obs(), reward, done, False, info

@@ -61,7 +61,9 @@ def random_maze(n: int, rng: np.random.Generator) -> np.ndarray:
 class MazeRunner(gym.Env):
     metadata = {"render_modes": []}
 
-    def __init__(self, maze_size: int = 11, num_goals: int = 3, time_limit: int = 250, randomized_actions: bool = False):
+    def __init__(
+        self, maze_size: int = 11, num_goals: int = 3, time_limit: int = 250, randomized_actions: bool = False
+    ):
         if maze_size < 5 or maze_size % 2 == 0:
             raise ValueError(f"maze_size must be odd and >= 5 (cells sit at odd coordinates), got {maze_size}")
         free = 2 * (maze_size // 2) ** 2 - 1  # open squares of a perfect maze: c cells and c - 1 passages
@@ -159,7 +161,9 @@ def relabel(window: dict, strategy: str = "some", rng=random) -> dict:
         if active == k:  # the relabeled task is solved here: the episode ends
             terminated[t - 1], end = True, t
             break
-    out = {key: v[: end + 1] if key in ("rl2", "time") or key.startswith("obs_") else v[:end] for key, v in window.items()}
+    out = {
+        key: v[: end + 1] if key in ("rl2", "time") or key.startswith("obs_") else v[:end] for key, v in window.items()
+    }
     out["obs_goals"] = goals_t[: end + 1]
     out["rewards"], out["terminated"] = rewards[:end], terminated[:end]
     out["rl2"] = out["rl2"].copy()

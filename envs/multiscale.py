@@ -31,7 +31,9 @@ class MultiScale(gym.Env):
         if arms < 2:
             raise ValueError(f"arms must be >= 2, got {arms}")
         if pulls < arms:
-            raise ValueError(f"pulls must be >= arms ({arms}) so that trying every arm leaves a pull to exploit, got {pulls}")
+            raise ValueError(
+                f"pulls must be >= arms ({arms}) so that trying every arm leaves a pull to exploit, got {pulls}"
+            )
         if len(scales) < 1 or min(scales) <= 0:
             raise ValueError(f"scales must be a non-empty list of positive reward scales, got {scales}")
         self.arms, self.pulls, self.scales = arms, pulls, tuple(float(s) for s in scales)

@@ -19,11 +19,15 @@ WALL, FREE, CUE, AGENT = (0, 0, 0), (80, 80, 80), (255, 255, 0), (255, 255, 255)
 
 
 class PixelTMaze(TMaze):
-    def __init__(self, corridor_length=10, size=24, grayscale=False, channels_first=False, dict_obs=False, **tmaze_kwargs):
+    def __init__(
+        self, corridor_length=10, size=24, grayscale=False, channels_first=False, dict_obs=False, **tmaze_kwargs
+    ):
         super().__init__(corridor_length, **tmaze_kwargs)
         self.cell = size // (self.junction + 1)
         if self.cell < 1:
-            raise ValueError(f"a corridor of {corridor_length} cells does not fit a {size}-pixel frame: use size >= {self.junction + 1}")
+            raise ValueError(
+                f"a corridor of {corridor_length} cells does not fit a {size}-pixel frame: use size >= {self.junction + 1}"
+            )
         self.grayscale, self.channels_first, self.dict_obs = grayscale, channels_first, dict_obs
         self.x0 = (size - (self.junction + 1) * self.cell) // 2  # left edge of the oracle cell
         self.y0 = (size - 3 * self.cell) // 2 + self.cell  # top edge of the corridor row

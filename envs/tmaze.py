@@ -35,7 +35,9 @@ MOVES = [(1, 0), (0, 1), (-1, 0), (0, -1)]  # right, up, left, down as (dx, dy)
 class TMaze(gym.Env):
     metadata = {"render_modes": []}
 
-    def __init__(self, corridor_length: int = 50, active: bool = False, penalty: float | None = None, goal_reward: float = 1.0):
+    def __init__(
+        self, corridor_length: int = 50, active: bool = False, penalty: float | None = None, goal_reward: float = 1.0
+    ):
         if corridor_length < 1:
             raise ValueError(f"corridor_length must be >= 1, got {corridor_length}")
         if penalty is not None and penalty > 0:

@@ -11,7 +11,11 @@ class CountingEnv(gym.Env):
     def __init__(self, length=5, box=False, truncate=False):
         self.length, self.truncate = length, truncate
         self.observation_space = gym.spaces.Box(-np.inf, np.inf, (2,), np.float32)
-        self.action_space = gym.spaces.Box(np.array([-2.0, 0.0], np.float32), np.array([2.0, 10.0], np.float32)) if box else gym.spaces.Discrete(3)
+        self.action_space = (
+            gym.spaces.Box(np.array([-2.0, 0.0], np.float32), np.array([2.0, 10.0], np.float32))
+            if box
+            else gym.spaces.Discrete(3)
+        )
         self.received = []
 
     def reset(self, seed=None, options=None):

@@ -10,7 +10,11 @@ import amago_agent as amago
 
 
 def fake_obs(t, A=3):
-    return {"obs": {"observation": np.array([t, -t], np.float32)}, "rl2": np.full(A + 1, t, np.float32), "time": np.int64(t)}
+    return {
+        "obs": {"observation": np.array([t, -t], np.float32)},
+        "rl2": np.full(A + 1, t, np.float32),
+        "time": np.int64(t),
+    }
 
 
 def write_episode(buffer, T, terminal=True):
@@ -29,7 +33,11 @@ def test_round_trip(tmp_path):
     write_episode(buffer, T=9)
     (path,) = buffer.files()
     data = buffer.load(path)
-    assert data["obs_observation"].shape == (10, 2) and data["rl2"].shape == (10, 4) and data["time"].tolist() == list(range(10))
+    assert (
+        data["obs_observation"].shape == (10, 2)
+        and data["rl2"].shape == (10, 4)
+        and data["time"].tolist() == list(range(10))
+    )
     np.testing.assert_array_equal(data["actions"], np.eye(3)[[t % 3 for t in range(9)]])  # one-hot
     assert data["rewards"].tolist() == list(range(9)) and data["terminated"].tolist() == [False] * 8 + [True]
     for w in windows(buffer, 20):  # every window: max_seq_len transitions, consistent with the file
@@ -108,7 +116,9 @@ def test_only_unreadable_files_raise_clearly(tmp_path):
 def test_dataloader_worker_streams_batches(tmp_path):
     buffer = amago.DiskReplayBuffer(tmp_path, max_size=10, max_seq_len=4, action_dim=3, discrete=True)
     write_episode(buffer, T=9)
-    loader = iter(torch.utils.data.DataLoader(buffer, 6, collate_fn=amago.collate, num_workers=1, persistent_workers=True))
+    loader = iter(
+        torch.utils.data.DataLoader(buffer, 6, collate_fn=amago.collate, num_workers=1, persistent_workers=True)
+    )
     for _ in range(3):
         batch = next(loader)
         assert batch["rl2"].shape == (6, 5, 4)
@@ -121,8 +131,10 @@ def test_padded_sampling_modes(tmp_path, mode):
     step; left/both: windows may start before t=0 (>= 1 step, from t=0). Every window stays consistent with the file."""
     random_state = amago.random.getstate()
     amago.random.seed(0)
-    l, T = 4, 40
-    buffer = amago.DiskReplayBuffer(tmp_path, max_size=10, max_seq_len=l, action_dim=3, discrete=True, padded_sampling=mode)
+    L, T = 4, 40
+    buffer = amago.DiskReplayBuffer(
+        tmp_path, max_size=10, max_seq_len=L, action_dim=3, discrete=True, padded_sampling=mode
+    )
     write_episode(buffer, T=T)
     ws = windows(buffer, 2000)
     amago.random.setstate(random_state)
@@ -132,25 +144,32 @@ def test_padded_sampling_modes(tmp_path, mode):
         assert len(w["time"]) == len(w["actions"]) + 1 >= 2
         np.testing.assert_array_equal(w["rewards"], np.arange(int(w["time"][0]), int(w["time"][0]) + len(w["rewards"])))
     ends = np.array([w["terminated"][-1] for w in ws])
-    overhang_right, overhang_left = (lens < l) & (t0 > 0), (lens < l) & (t0 == 0)
+    overhang_right, overhang_left = (lens < L) & (t0 > 0), (lens < L) & (t0 == 0)
     assert overhang_right.any() == (mode in ("right", "both"))
     assert overhang_left.any() == (mode in ("left", "both"))
-    assert (lens[t0 > 0] >= 2).all() and (lens <= l).all()
+    assert (lens[t0 > 0] >= 2).all() and (lens <= L).all()
     if mode == "none":
-        assert (lens == l).all() and ends.mean() < 2.5 / (T - l + 1)  # ~1/37
+        assert (lens == L).all() and ends.mean() < 2.5 / (T - L + 1)  # ~1/37
     if mode == "right":
         assert ends.mean() > 0.07  # the last step is in windows starting at T-4 .. T-2: 3 of 39 starts (~0.077)
     with pytest.raises(ValueError, match="padded_sampling='middle'"):
-        amago.DiskReplayBuffer(tmp_path, max_size=10, max_seq_len=l, action_dim=3, discrete=True, padded_sampling="middle")
+        amago.DiskReplayBuffer(
+            tmp_path, max_size=10, max_seq_len=L, action_dim=3, discrete=True, padded_sampling="middle"
+        )
 
 
 def test_collate_hands_small_batches_over_as_numpy_and_large_ones_as_torch():
     rng = np.random.default_rng(0)
 
     def window(T, frame):  # T transitions, T+1 observations of shape `frame`
-        return {"obs_pixels": rng.integers(0, 255, (T + 1, *frame), dtype=np.uint8), "rl2": rng.random((T + 1, 3), np.float32),
-                "time": np.arange(T + 1), "actions": rng.random((T, 2), np.float32), "rewards": rng.random(T, np.float32),
-                "terminated": np.zeros(T, bool)}  # fmt: skip
+        return {
+            "obs_pixels": rng.integers(0, 255, (T + 1, *frame), dtype=np.uint8),
+            "rl2": rng.random((T + 1, 3), np.float32),
+            "time": np.arange(T + 1),
+            "actions": rng.random((T, 2), np.float32),
+            "rewards": rng.random(T, np.float32),
+            "terminated": np.zeros(T, bool),
+        }
 
     small = amago.collate([window(8, (4,)), window(5, (4,))])
     large = amago.collate([window(32, (64, 64, 3)) for _ in range(12)] + [window(20, (64, 64, 3))])  # ~5.2 MB
@@ -158,6 +177,8 @@ def test_collate_hands_small_batches_over_as_numpy_and_large_ones_as_torch():
     assert isinstance(large["rl2"], torch.Tensor) and isinstance(large["obs"]["pixels"], torch.Tensor)
     for batch in (small, large):  # the same padded content either way, as torch after to_device
         on_device = amago.to_device(batch, "cpu")
-        assert all(isinstance(v, torch.Tensor) for v in [*on_device["obs"].values(), on_device["rl2"], on_device["mask"]])
+        assert all(
+            isinstance(v, torch.Tensor) for v in [*on_device["obs"].values(), on_device["rl2"], on_device["mask"]]
+        )
         np.testing.assert_array_equal(np.asarray(on_device["mask"]).sum(1)[-1], 6 if batch is small else 21)
         assert on_device["obs"]["pixels"].dtype == torch.uint8 and not on_device["terminated"].any()

@@ -3,7 +3,6 @@ pixel T-Maze (same rules as T-Maze, cue in the first frame only), and short runs
 
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 import gymnasium as gym
@@ -17,7 +16,10 @@ from envs.pixel_tmaze import PixelTMaze
 from envs.tmaze import TMaze
 
 SCRIPT = Path(__file__).resolve().parents[1] / "amago_agent.py"
-SMALL = {"nature": dict(cnn_channels=(8, 16), cnn_kernels=(3, 3), cnn_strides=(2, 1)), "impala": dict(cnn_channels=(4, 8))}
+SMALL = {
+    "nature": dict(cnn_channels=(8, 16), cnn_kernels=(3, 3), cnn_strides=(2, 1)),
+    "impala": dict(cnn_channels=(4, 8)),
+}
 
 
 def small_args(cnn, **kw):
@@ -80,7 +82,12 @@ def shifted(frame, dy, dx, pad):
 
 def find_shift(before, after, pad):
     """The (dy, dx) shifts that turn `before` (C, H, W) into `after`."""
-    return [(dy, dx) for dy in range(-pad, pad + 1) for dx in range(-pad, pad + 1) if np.array_equal(shifted(before, dy, dx, pad), after)]
+    return [
+        (dy, dx)
+        for dy in range(-pad, pad + 1)
+        for dx in range(-pad, pad + 1)
+        if np.array_equal(shifted(before, dy, dx, pad), after)
+    ]
 
 
 def test_random_shift_gives_each_frame_its_own_integer_shift():
@@ -175,12 +182,59 @@ def test_pixel_tmaze_shows_the_cue_in_the_first_frame_only():
 def run_agent(tmp_path, env_id, *extra):
     from common.logs import read_scalars
 
-    cmd = [sys.executable, str(SCRIPT), "--env-id", env_id, "--run-name", "r", "--num-envs", "2", "--total-timesteps", "88",
-           "--timesteps-per-epoch", "11", "--batches-per-epoch", "2", "--batch-size", "4", "--max-seq-len", "11",
-           "--traj-save-len", "11", "--d-model", "16", "--n-layers", "1", "--n-heads", "2", "--d-ff", "32", "--tstep-hidden", "16",
-           "--tstep-dim", "16", "--actor-hidden", "16", "--critic-hidden", "16", "--eval-interval", "2", "--eval-episodes", "2",
-           "--traj-encoder", "transformer", *extra]  # fmt: skip
-    out = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300, env={"PYTHONPATH": str(SCRIPT.parent), "PATH": ""})
+    cmd = [
+        sys.executable,
+        str(SCRIPT),
+        "--env-id",
+        env_id,
+        "--run-name",
+        "r",
+        "--num-envs",
+        "2",
+        "--total-timesteps",
+        "88",
+        "--timesteps-per-epoch",
+        "11",
+        "--batches-per-epoch",
+        "2",
+        "--batch-size",
+        "4",
+        "--max-seq-len",
+        "11",
+        "--traj-save-len",
+        "11",
+        "--d-model",
+        "16",
+        "--n-layers",
+        "1",
+        "--n-heads",
+        "2",
+        "--d-ff",
+        "32",
+        "--tstep-hidden",
+        "16",
+        "--tstep-dim",
+        "16",
+        "--actor-hidden",
+        "16",
+        "--critic-hidden",
+        "16",
+        "--eval-interval",
+        "2",
+        "--eval-episodes",
+        "2",
+        "--traj-encoder",
+        "transformer",
+        *extra,
+    ]
+    out = subprocess.run(
+        cmd,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PYTHONPATH": str(SCRIPT.parent), "PATH": ""},
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     weights = torch.load(tmp_path / "runs" / "r" / "checkpoint.pt", weights_only=False)["agent"]
     assert any(k.startswith("tstep.cnns.0.") for k in weights)  # --tstep-encoder auto picked the CNN
@@ -189,8 +243,23 @@ def run_agent(tmp_path, env_id, *extra):
 
 def test_agent_learns_from_pixels_smoke(tmp_path):
     """The pixel T-Maze end to end: CNN + random shift in training, uint8 frames in the buffer, success logged."""
-    tags, fifo = run_agent(tmp_path, "envs:PixelTMaze-v0", "--cnn-channels", "8", "16", "--cnn-kernels", "3", "3", "--cnn-strides", "2", "2",
-                           "--aug-frac", "0.75", "--aug-pad", "2")  # fmt: skip
+    tags, fifo = run_agent(
+        tmp_path,
+        "envs:PixelTMaze-v0",
+        "--cnn-channels",
+        "8",
+        "16",
+        "--cnn-kernels",
+        "3",
+        "3",
+        "--cnn-strides",
+        "2",
+        "2",
+        "--aug-frac",
+        "0.75",
+        "--aug-pad",
+        "2",
+    )
     assert len(tags["eval/PixelTMaze-v0/success"]) == 2  # epochs 2 and 4
     data = np.load(next(fifo.glob("*.npz")))
     assert data["obs_observation"].dtype == np.uint8 and data["obs_observation"].shape[1:] == (24, 24, 3)

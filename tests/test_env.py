@@ -27,15 +27,19 @@ def test_rl2_and_time_alignment_through_vector_env():
     """Through the real (same-step autoreset) vector env and across episode boundaries: rl2 at t+1 is
     [r_t, onehot(a_t)], the time index counts steps since reset, the true final obs arrives in final_obs,
     and the reset obs has zero rl2 and time 0."""
-    envs = gym.vector.SyncVectorEnv([lambda: amago.AmagoEnv(CountingEnv(length=4), "c"), lambda: amago.AmagoEnv(CountingEnv(length=6), "c")],
-                                    autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)  # fmt: skip
+    envs = gym.vector.SyncVectorEnv(
+        [lambda: amago.AmagoEnv(CountingEnv(length=4), "c"), lambda: amago.AmagoEnv(CountingEnv(length=6), "c")],
+        autoreset_mode=gym.vector.AutoresetMode.SAME_STEP,
+    )
     # use the script's own vector-env settings
-    assert amago.make_vec_env("CartPole-v1", 2, "sync", 0).metadata["autoreset_mode"] == gym.vector.AutoresetMode.SAME_STEP
+    assert (
+        amago.make_vec_env("CartPole-v1", 2, "sync", 0).metadata["autoreset_mode"] == gym.vector.AutoresetMode.SAME_STEP
+    )
     obs, _ = envs.reset(seed=0)
     assert (obs["rl2"] == 0).all() and (obs["time"] == 0).all()
     rng = np.random.default_rng(0)
     seen_done = 0
-    for step in range(14):
+    for _step in range(14):
         a = rng.integers(0, 3, 2)
         prev_time = obs["time"].copy()
         obs, rew, term, trunc, info = envs.step(a)
@@ -93,13 +97,17 @@ def test_evaluate_reports_metrics_per_env_name():
     import torch
 
     envs = amago.make_vec_env("tests.dummy_envs:DummyDiscrete-v0", 2, "sync", 0)
-    args = amago.Args(d_model=16, n_layers=1, n_heads=2, d_ff=32, tstep_hidden=16, tstep_dim=16, actor_hidden=16, critic_hidden=16)
+    args = amago.Args(
+        d_model=16, n_layers=1, n_heads=2, d_ff=32, tstep_hidden=16, tstep_dim=16, actor_hidden=16, critic_hidden=16
+    )
     agent = amago.Agent(args, envs.single_observation_space["obs"], envs.single_action_space)
     returns, names, extra = amago.evaluate(agent, envs, episodes=5, greedy=True, device="cpu")
     assert len(returns) == 6 and set(names) == {"tests.dummy_envs:DummyDiscrete-v0"}  # 3 per actor
     assert all(e == {"success": 5.0} for e in extra)  # the dummy env reports t at its last (5th) step
     assert all(5 * 1.0 <= r <= 5 * 2.0 for r in returns)  # 5 steps, reward 1 + 0.5 * action
-    m = amago.eval_metrics([1.0, 2.0, 3.0, 10.0, 20.0], ["a", "a", "a", "b", "b"], [{"success": 1}, {"success": 0}, {}, {}, {}])
+    m = amago.eval_metrics(
+        [1.0, 2.0, 3.0, 10.0, 20.0], ["a", "a", "a", "b", "b"], [{"success": 1}, {"success": 0}, {}, {}, {}]
+    )
     assert m["eval/a/return"] == 2.0 and m["eval/b/return"] == 15.0 and m["eval/return"] == 8.5  # names weigh equally
     assert m["eval/a/bottom_quintile_return"] == np.percentile([1, 2, 3], 20) and m["eval/a/success"] == 0.5
     assert agent.training and torch.is_grad_enabled()  # evaluation leaves the agent as it found it

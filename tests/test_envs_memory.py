@@ -21,8 +21,16 @@ from envs.kshot import KShot
 from envs.tmaze import TMaze
 
 P = envs.LOG_PREFIX
-IDS = ["TMazePassive-v0", "TMazeActive-v0", "MetaFrozenLake-v0", "MetaFrozenLake-HideK-v0", "DarkKeyDoor-v0",
-       "LightKeyDoor-v0", "DarkKeyDoor-5x5-v0", "LightKeyDoor-5x5-v0"]
+IDS = [
+    "TMazePassive-v0",
+    "TMazeActive-v0",
+    "MetaFrozenLake-v0",
+    "MetaFrozenLake-HideK-v0",
+    "DarkKeyDoor-v0",
+    "LightKeyDoor-v0",
+    "DarkKeyDoor-5x5-v0",
+    "LightKeyDoor-5x5-v0",
+]
 CHECKED_IDS = IDS + ["TMazePassive-H100-v0", "PixelTMaze-v0", "PixelTMazeDict-v0"]  # pixel T-Maze: tests/test_cnn.py
 RIGHT, UP, LEFT, DOWN = range(4)  # T-Maze actions
 
@@ -313,7 +321,7 @@ def test_kshot_keeps_the_task_for_k_attempts_then_a_new_rollout(hook):
     env = KShot(Bandit(hook), k)
     obs, _ = env.reset(seed=0)
     tasks = []
-    for rollout_i in range(6):
+    for _rollout_i in range(6):
         assert obs.tolist() == [0, 1, 0]  # inner obs, reset flag, attempt 0
         rollout_tasks = []
         for i in range(k):
@@ -375,30 +383,96 @@ def test_tmaze_exploration_is_low_in_the_corridor_only():
 
 # ---------------------------------------------------------------- the agent on these envs
 SCRIPT = Path(amago.__file__)
-TINY = ["--num-envs", "2", "--batch-size", "4", "--max-seq-len", "8", "--d-model", "16", "--n-layers", "1",
-        "--n-heads", "2", "--d-ff", "32", "--tstep-hidden", "16", "--tstep-dim", "16", "--actor-hidden", "16", "--critic-hidden", "16",
-        "--eval-interval", "2", "--eval-episodes", "2", "--num-workers", "0"]  # fmt: skip
+TINY = [
+    "--num-envs",
+    "2",
+    "--batch-size",
+    "4",
+    "--max-seq-len",
+    "8",
+    "--d-model",
+    "16",
+    "--n-layers",
+    "1",
+    "--n-heads",
+    "2",
+    "--d-ff",
+    "32",
+    "--tstep-hidden",
+    "16",
+    "--tstep-dim",
+    "16",
+    "--actor-hidden",
+    "16",
+    "--critic-hidden",
+    "16",
+    "--eval-interval",
+    "2",
+    "--eval-episodes",
+    "2",
+    "--num-workers",
+    "0",
+]
 
 
 def run_agent(tmp_path, *args):
     cmd = [sys.executable, str(SCRIPT), "--run-name", "r", *TINY, *args]
-    out = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300, env={"PYTHONPATH": str(SCRIPT.parent), "PATH": ""})
+    out = subprocess.run(
+        cmd,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PYTHONPATH": str(SCRIPT.parent), "PATH": ""},
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     return tmp_path / "runs" / "r"
 
 
 def test_agent_runs_on_tmaze_with_its_recipe_and_logs_success(tmp_path):
-    run = run_agent(tmp_path, "--env-id", "envs:TMazePassive-v0", "--exploration", "tmaze", "--tmaze-corridor", "50", "--train-greedy",
-                    "--reward-multiplier", "100", "--gamma", "0.9999", "--traj-save-len", "64", "--total-timesteps", "204",
-                    "--timesteps-per-epoch", "51", "--batches-per-epoch", "2")  # fmt: skip
+    run = run_agent(
+        tmp_path,
+        "--env-id",
+        "envs:TMazePassive-v0",
+        "--exploration",
+        "tmaze",
+        "--tmaze-corridor",
+        "50",
+        "--train-greedy",
+        "--reward-multiplier",
+        "100",
+        "--gamma",
+        "0.9999",
+        "--traj-save-len",
+        "64",
+        "--total-timesteps",
+        "204",
+        "--timesteps-per-epoch",
+        "51",
+        "--batches-per-epoch",
+        "2",
+    )
     tags = read_scalars(run)
     assert {"eval/TMazePassive-v0/success", "eval/TMazePassive-v0/reached junction"} <= set(tags)
     assert all(v in (0.0, 0.5, 1.0) for _, _, v in tags["eval/TMazePassive-v0/success"])
 
 
 def test_agent_runs_on_meta_frozen_lake_and_logs_each_attempt(tmp_path):
-    run = run_agent(tmp_path, "--env-id", "envs:MetaFrozenLake-v0", "--traj-encoder", "gru", "--traj-save-len", "16",
-                    "--total-timesteps", "64", "--timesteps-per-epoch", "8", "--batches-per-epoch", "2")  # fmt: skip
+    run = run_agent(
+        tmp_path,
+        "--env-id",
+        "envs:MetaFrozenLake-v0",
+        "--traj-encoder",
+        "gru",
+        "--traj-save-len",
+        "16",
+        "--total-timesteps",
+        "64",
+        "--timesteps-per-epoch",
+        "8",
+        "--batches-per-epoch",
+        "2",
+    )
     tags = set(read_scalars(run))
     assert {f"eval/MetaFrozenLake-v0/attempt {i} success" for i in range(5)} <= tags
 
@@ -410,8 +484,28 @@ def test_train_greedy_makes_training_rollouts_deterministic(tmp_path):
     def actions_by_goal(*flag):
         d = tmp_path / ("greedy" if flag else "sampled")
         d.mkdir()
-        run_agent(d, "--env-id", "envs:TMazePassive-v0", "--traj-encoder", "ff", "--eps-start", "0", "--eps-end", "0", "--batches-per-epoch", "0",
-                  "--traj-save-len", "64", "--total-timesteps", "612", "--timesteps-per-epoch", "51", "--eval-interval", "0", *flag)  # fmt: skip
+        run_agent(
+            d,
+            "--env-id",
+            "envs:TMazePassive-v0",
+            "--traj-encoder",
+            "ff",
+            "--eps-start",
+            "0",
+            "--eps-end",
+            "0",
+            "--batches-per-epoch",
+            "0",
+            "--traj-save-len",
+            "64",
+            "--total-timesteps",
+            "612",
+            "--timesteps-per-epoch",
+            "51",
+            "--eval-interval",
+            "0",
+            *flag,
+        )
         seqs, count = {-1: set(), 1: set()}, {-1: 0, 1: 0}
         for f in (d / "buffers" / "r" / "fifo").glob("*.npz"):
             data = np.load(f)

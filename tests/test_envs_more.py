@@ -27,6 +27,8 @@ needs_mujoco = pytest.mark.skipif(find_spec("mujoco") is None, reason="mujoco is
 @pytest.fixture(autouse=True)
 def in_tmp_dir(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # MuJoCo 4 writes a deprecation warning about gymnasium's model to ./MUJOCO_LOG.TXT
+
+
 INF_BOUNDS = ".*Box observation space (minimum|maximum) value is -?infinity"
 
 
@@ -127,7 +129,7 @@ def test_popgym_time_limit_truncation_is_terminal():
     env, raw = POPGym("MultiarmedBanditEasy"), popgym.envs.MultiarmedBanditEasy()  # only ever ends by truncation
     env.reset(seed=0)
     raw.reset(seed=0)
-    for t in itertools.count(1):
+    for t in itertools.count(1):  # noqa: B007
         _, _, term, trunc, _ = env.step(0)
         _, _, raw_term, raw_trunc, _ = raw.step(0)
         assert (term, trunc) == (raw_trunc, raw_trunc) and not raw_term  # truncated -> terminated as well
@@ -322,7 +324,9 @@ def test_mazerunner_time_limit_and_lidar():
 def fill_buffer(buffer, episodes, seed=0, **kwargs):
     """Random-policy MazeRunner episodes written through the real wrapper and trajectory writer."""
     env = amago.AmagoEnv(MazeRunner(**kwargs), "MazeRunner")
-    writer = amago.TrajectoryWriter(1, buffer, save_len=10_000, max_seq_len=buffer.max_seq_len, rng=np.random.default_rng(0))
+    writer = amago.TrajectoryWriter(
+        1, buffer, save_len=10_000, max_seq_len=buffer.max_seq_len, rng=np.random.default_rng(0)
+    )
     rng, returns = np.random.default_rng(seed), []
     for ep in range(episodes):
         obs, _ = env.reset(seed=seed + ep)
@@ -436,10 +440,42 @@ def test_bad_relabel_spec_is_a_clear_error():
 # Smoke runs of the agent
 # ----------------------------------------------------------------------------------------------------------------
 SCRIPT = Path(__file__).resolve().parents[1] / "amago_agent.py"
-TINY = ["--total-timesteps", "64", "--num-envs", "2", "--timesteps-per-epoch", "16", "--batches-per-epoch", "2",
-        "--batch-size", "4", "--max-seq-len", "8", "--traj-save-len", "16", "--d-model", "16", "--n-layers", "1",
-        "--n-heads", "2", "--d-ff", "32", "--tstep-hidden", "16", "--tstep-dim", "16", "--actor-hidden", "16",
-        "--critic-hidden", "16", "--eval-interval", "2", "--eval-episodes", "2"]  # fmt: skip
+TINY = [
+    "--total-timesteps",
+    "64",
+    "--num-envs",
+    "2",
+    "--timesteps-per-epoch",
+    "16",
+    "--batches-per-epoch",
+    "2",
+    "--batch-size",
+    "4",
+    "--max-seq-len",
+    "8",
+    "--traj-save-len",
+    "16",
+    "--d-model",
+    "16",
+    "--n-layers",
+    "1",
+    "--n-heads",
+    "2",
+    "--d-ff",
+    "32",
+    "--tstep-hidden",
+    "16",
+    "--tstep-dim",
+    "16",
+    "--actor-hidden",
+    "16",
+    "--critic-hidden",
+    "16",
+    "--eval-interval",
+    "2",
+    "--eval-episodes",
+    "2",
+]
 SMOKE = [
     pytest.param(["--env-id", "envs:PopGym-RepeatPreviousEasy-v0"], marks=needs_popgym, id="popgym"),
     pytest.param(["--env-id", "envs:MazeRunner-v0", "--relabel", "envs.mazerunner:relabel_some"], id="mazerunner"),
@@ -450,8 +486,14 @@ SMOKE = [
 @pytest.mark.parametrize("extra", SMOKE)
 def test_smoke_run(tmp_path, extra):
     cmd = [sys.executable, str(SCRIPT), *TINY, *extra]
-    out = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                         env={"PYTHONPATH": str(SCRIPT.parent), "PATH": "", "OMP_NUM_THREADS": "1"})  # fmt: skip
+    out = subprocess.run(
+        cmd,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PYTHONPATH": str(SCRIPT.parent), "PATH": "", "OMP_NUM_THREADS": "1"},
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     (run,) = (tmp_path / "runs").iterdir()
     assert (run / "checkpoint.pt").exists() and list((tmp_path / "buffers" / run.name / "fifo").glob("*.npz"))

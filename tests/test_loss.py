@@ -74,7 +74,9 @@ def test_tanh_gaussian_log_prob_matches_torch_distributions():
     params = torch.randn(2, 5, 3, 4)
     a = torch.rand(2, 5, 1, 2) * 1.8 - 0.9
     mu, std = actor.mu_std(params)
-    dist = torch.distributions.TransformedDistribution(torch.distributions.Normal(mu, std), torch.distributions.TanhTransform())
+    dist = torch.distributions.TransformedDistribution(
+        torch.distributions.Normal(mu, std), torch.distributions.TanhTransform()
+    )
     torch.testing.assert_close(actor.log_prob(params, a), dist.log_prob(a.expand_as(mu)).sum(-1), atol=1e-4, rtol=1e-4)
     assert (std.log() >= -5 - 1e-5).all() and (std.log() <= 2 + 1e-5).all()
 
@@ -88,8 +90,19 @@ def test_discrete_probs_are_clipped():
 def make_agent(kind, **overrides):
     space = {"discrete": gym.spaces.Discrete(3), "box": gym.spaces.Box(-1, 1, (2,))}[kind]
     obs_space = gym.spaces.Dict({"observation": gym.spaces.Box(-1, 1, (4,))})
-    args = amago.Args(traj_encoder="transformer", d_model=16, n_layers=1, n_heads=2, d_ff=32, tstep_hidden=16, tstep_dim=16,
-                      actor_hidden=16, critic_hidden=16, max_seq_len=6, **overrides)  # fmt: skip
+    args = amago.Args(
+        traj_encoder="transformer",
+        d_model=16,
+        n_layers=1,
+        n_heads=2,
+        d_ff=32,
+        tstep_hidden=16,
+        tstep_dim=16,
+        actor_hidden=16,
+        critic_hidden=16,
+        max_seq_len=6,
+        **overrides,
+    )
     torch.manual_seed(0)
     return amago.Agent(args, obs_space, space), args
 
@@ -97,12 +110,22 @@ def make_agent(kind, **overrides):
 def random_batch(agent, B=4, L=7, seed=0):
     g = torch.Generator().manual_seed(seed)
     A = agent.A
-    acts = torch.nn.functional.one_hot(torch.randint(0, A, (B, L - 1), generator=g), A).float() if agent.kind == "discrete" else torch.rand(B, L - 1, A, generator=g) * 2 - 1
+    acts = (
+        torch.nn.functional.one_hot(torch.randint(0, A, (B, L - 1), generator=g), A).float()
+        if agent.kind == "discrete"
+        else torch.rand(B, L - 1, A, generator=g) * 2 - 1
+    )
     mask = torch.ones(B, L, dtype=torch.bool)
     mask[0, 4:] = False  # a padded row
-    return {"obs": {"observation": torch.randn(B, L, 4, generator=g)}, "rl2": torch.randn(B, L, A + 1, generator=g),
-            "time": torch.arange(L).repeat(B, 1), "mask": mask, "actions": acts, "rewards": torch.randn(B, L - 1, generator=g),
-            "terminated": torch.zeros(B, L - 1, dtype=torch.bool)}  # fmt: skip
+    return {
+        "obs": {"observation": torch.randn(B, L, 4, generator=g)},
+        "rl2": torch.randn(B, L, A + 1, generator=g),
+        "time": torch.arange(L).repeat(B, 1),
+        "mask": mask,
+        "actions": acts,
+        "rewards": torch.randn(B, L - 1, generator=g),
+        "terminated": torch.zeros(B, L - 1, dtype=torch.bool),
+    }
 
 
 @pytest.mark.parametrize("kind", ["discrete", "box"])

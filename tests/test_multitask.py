@@ -21,8 +21,16 @@ SCRIPT = Path(__file__).resolve().parents[1] / "amago_multitask.py"
 
 def make_critics(num_bins=128, return_range=(-1e5, 1e5), **kw):
     gammas = torch.tensor([0.9, 0.99, 0.999])
-    return mt.CriticEnsemble(d_state=6, action_dim=2, gammas=gammas, num_critics=4, d_hidden=8, num_bins=num_bins,
-                             return_range=return_range, **kw)  # fmt: skip
+    return mt.CriticEnsemble(
+        d_state=6,
+        action_dim=2,
+        gammas=gammas,
+        num_critics=4,
+        d_hidden=8,
+        num_bins=num_bins,
+        return_range=return_range,
+        **kw,
+    )
 
 
 # ------------------------------------------------------ two-hot ------------------------------------------------------
@@ -96,8 +104,18 @@ def test_one_hot_samples_follow_the_clipped_policy():
 def make_agent(kind, **overrides):
     space = {"discrete": gym.spaces.Discrete(3), "box": gym.spaces.Box(-1, 1, (2,))}[kind]
     obs_space = gym.spaces.Dict({"observation": gym.spaces.Box(-1, 1, (4,))})
-    args = mt.Args(traj_encoder="gru", d_model=16, n_layers=1, tstep_hidden=16, tstep_dim=16, actor_hidden=16,
-                   critic_hidden=16, max_seq_len=6, num_bins=32, **overrides)  # fmt: skip
+    args = mt.Args(
+        traj_encoder="gru",
+        d_model=16,
+        n_layers=1,
+        tstep_hidden=16,
+        tstep_dim=16,
+        actor_hidden=16,
+        critic_hidden=16,
+        max_seq_len=6,
+        num_bins=32,
+        **overrides,
+    )
     torch.manual_seed(0)
     return mt.Agent(args, obs_space, space)
 
@@ -105,12 +123,22 @@ def make_agent(kind, **overrides):
 def random_batch(agent, B=4, L=7):
     g = torch.Generator().manual_seed(0)
     A = agent.A
-    acts = F.one_hot(torch.randint(0, A, (B, L - 1), generator=g), A).float() if agent.kind == "discrete" else torch.rand(B, L - 1, A, generator=g) * 2 - 1
+    acts = (
+        F.one_hot(torch.randint(0, A, (B, L - 1), generator=g), A).float()
+        if agent.kind == "discrete"
+        else torch.rand(B, L - 1, A, generator=g) * 2 - 1
+    )
     mask = torch.ones(B, L, dtype=torch.bool)
     mask[0, 4:] = False
-    return {"obs": {"observation": torch.randn(B, L, 4, generator=g)}, "rl2": torch.randn(B, L, A + 1, generator=g),
-            "time": torch.arange(L).repeat(B, 1), "mask": mask, "actions": acts, "rewards": 100 * torch.randn(B, L - 1, generator=g),
-            "terminated": torch.zeros(B, L - 1, dtype=torch.bool)}  # fmt: skip
+    return {
+        "obs": {"observation": torch.randn(B, L, 4, generator=g)},
+        "rl2": torch.randn(B, L, A + 1, generator=g),
+        "time": torch.arange(L).repeat(B, 1),
+        "mask": mask,
+        "actions": acts,
+        "rewards": 100 * torch.randn(B, L - 1, generator=g),
+        "terminated": torch.zeros(B, L - 1, dtype=torch.bool),
+    }
 
 
 def grads(module):
@@ -152,9 +180,12 @@ def test_online_term_reaches_the_actor_through_the_sampled_action_only(kind):
 
 
 def test_bad_arguments_are_clear_errors():
-    for flag, value, msg in [("num_bins", 1, "--num-bins must be >= 2, got 1"), ("return_range", (5.0, -5.0), "--return-range (5.0, -5.0)"),
-                             ("num_actions_value", 0, "--num-actions-value must be >= 1, got 0"),
-                             ("gumbel_temperature", 0.0, "--gumbel-temperature must be > 0, got 0.0")]:  # fmt: skip
+    for flag, value, msg in [
+        ("num_bins", 1, "--num-bins must be >= 2, got 1"),
+        ("return_range", (5.0, -5.0), "--return-range (5.0, -5.0)"),
+        ("num_actions_value", 0, "--num-actions-value must be >= 1, got 0"),
+        ("gumbel_temperature", 0.0, "--gumbel-temperature must be > 0, got 0.0"),
+    ]:
         with pytest.raises(ValueError, match=msg.replace("(", r"\(").replace(")", r"\)")):
             mt.check_args(mt.Args(**{flag: value}))
 
@@ -226,11 +257,54 @@ def test_multiscale_bad_arguments_are_clear_errors():
 
 def test_script_logs_eval_success_per_scale(tmp_path):
     """A short run of amago_multitask.py on the benchmark env: eval metrics come out split per hidden scale."""
-    cmd = [sys.executable, str(SCRIPT), "--env-id", "envs:MultiScaleBandit-v0", "--traj-encoder", "gru", "--total-timesteps", "96",
-           "--num-envs", "4", "--timesteps-per-epoch", "12", "--batches-per-epoch", "2", "--batch-size", "4", "--max-seq-len", "8",
-           "--traj-save-len", "8", "--d-model", "16", "--n-layers", "1", "--tstep-hidden", "16", "--tstep-dim", "16",
-           "--actor-hidden", "16", "--critic-hidden", "16", "--eval-interval", "1", "--eval-episodes", "24", "--run-name", "r"]  # fmt: skip
-    out = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300, env={"PYTHONPATH": str(SCRIPT.parent), "PATH": ""})
+    cmd = [
+        sys.executable,
+        str(SCRIPT),
+        "--env-id",
+        "envs:MultiScaleBandit-v0",
+        "--traj-encoder",
+        "gru",
+        "--total-timesteps",
+        "96",
+        "--num-envs",
+        "4",
+        "--timesteps-per-epoch",
+        "12",
+        "--batches-per-epoch",
+        "2",
+        "--batch-size",
+        "4",
+        "--max-seq-len",
+        "8",
+        "--traj-save-len",
+        "8",
+        "--d-model",
+        "16",
+        "--n-layers",
+        "1",
+        "--tstep-hidden",
+        "16",
+        "--tstep-dim",
+        "16",
+        "--actor-hidden",
+        "16",
+        "--critic-hidden",
+        "16",
+        "--eval-interval",
+        "1",
+        "--eval-episodes",
+        "24",
+        "--run-name",
+        "r",
+    ]
+    out = subprocess.run(
+        cmd,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PYTHONPATH": str(SCRIPT.parent), "PATH": ""},
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     scalars = read_scalars(tmp_path / "runs" / "r")
     for scale in ("1", "10", "100"):

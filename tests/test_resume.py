@@ -63,9 +63,37 @@ def test_checkpoint_write_is_atomic(tmp_path, monkeypatch):
 
 
 def run_script(tmp_path, *extra):
-    cmd = [sys.executable, str(SCRIPT), "--env-id", "CartPole-v1", "--num-envs", "2", "--timesteps-per-epoch", "20",
-           "--batches-per-epoch", "3", "--batch-size", "4", "--d-model", "16", "--n-layers", "1", "--n-heads", "2",
-           "--d-ff", "32", "--eval-interval", "0", "--checkpoint-interval", "1", "--run-name", "r", "--num-workers", "0", *extra]  # fmt: skip
+    cmd = [
+        sys.executable,
+        str(SCRIPT),
+        "--env-id",
+        "CartPole-v1",
+        "--num-envs",
+        "2",
+        "--timesteps-per-epoch",
+        "20",
+        "--batches-per-epoch",
+        "3",
+        "--batch-size",
+        "4",
+        "--d-model",
+        "16",
+        "--n-layers",
+        "1",
+        "--n-heads",
+        "2",
+        "--d-ff",
+        "32",
+        "--eval-interval",
+        "0",
+        "--checkpoint-interval",
+        "1",
+        "--run-name",
+        "r",
+        "--num-workers",
+        "0",
+        *extra,
+    ]
     return subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
 
 
@@ -92,8 +120,14 @@ def test_resume_without_checkpoint_is_a_clear_error(tmp_path):
 
 def test_learning_rate_warms_up_then_holds_or_anneals():
     """Warm-up from 0, then constant (the reference); --anneal-lr decays linearly to 0 at the run's last update."""
-    args = amago.Args(learning_rate=1e-3, warmup_steps=100, total_timesteps=8000, num_envs=8, timesteps_per_epoch=100,
-                      batches_per_epoch=200)  # fmt: skip
+    args = amago.Args(
+        learning_rate=1e-3,
+        warmup_steps=100,
+        total_timesteps=8000,
+        num_envs=8,
+        timesteps_per_epoch=100,
+        batches_per_epoch=200,
+    )
     total = 10 * 200  # 10 epochs of 200 updates
     assert amago.num_epochs(args) == 10
     assert amago.lr_at(args, 0) == 0.0 and amago.lr_at(args, 50) == pytest.approx(5e-4)

@@ -26,8 +26,9 @@ VARIANTS = {
 
 def make_encoder(kind):
     traj, extra = VARIANTS[kind]
-    args = amago.Args(traj_encoder=traj, d_model=32, n_layers=2, n_heads=4, d_ff=64, max_seq_len=MAX_SEQ_LEN, d_state=8,
-                      **extra)  # fmt: skip
+    args = amago.Args(
+        traj_encoder=traj, d_model=32, n_layers=2, n_heads=4, d_ff=64, max_seq_len=MAX_SEQ_LEN, d_state=8, **extra
+    )
     torch.manual_seed(0)
     return amago.make_traj_encoder(args, D_IN).eval()
 

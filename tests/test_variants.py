@@ -19,10 +19,40 @@ from tests.dummy_envs import BitsEnv, CountingEnv
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "amago_agent.py"
-TINY = ["--total-timesteps", "64", "--timesteps-per-epoch", "8", "--batches-per-epoch", "2", "--batch-size", "4",
-        "--eval-episodes", "2", "--eval-interval", "2", "--max-seq-len", "8", "--traj-save-len", "16", "--d-model", "16",
-        "--n-layers", "1", "--n-heads", "2", "--d-ff", "32", "--tstep-hidden", "16", "--tstep-dim", "16",
-        "--actor-hidden", "16", "--critic-hidden", "16"]  # fmt: skip
+TINY = [
+    "--total-timesteps",
+    "64",
+    "--timesteps-per-epoch",
+    "8",
+    "--batches-per-epoch",
+    "2",
+    "--batch-size",
+    "4",
+    "--eval-episodes",
+    "2",
+    "--eval-interval",
+    "2",
+    "--max-seq-len",
+    "8",
+    "--traj-save-len",
+    "16",
+    "--d-model",
+    "16",
+    "--n-layers",
+    "1",
+    "--n-heads",
+    "2",
+    "--d-ff",
+    "32",
+    "--tstep-hidden",
+    "16",
+    "--tstep-dim",
+    "16",
+    "--actor-hidden",
+    "16",
+    "--critic-hidden",
+    "16",
+]
 
 
 def transformer(**kw):
@@ -49,7 +79,9 @@ def test_sliding_window_attention_equals_naive_loop_and_differs_from_full():
     torch.testing.assert_close(windowed, naive_window_attention(q, k, v, 5), atol=1e-5, rtol=0)
     full = amago.attention(q, k, v)
     torch.testing.assert_close(full, naive_window_attention(q, k, v, 20), atol=1e-5, rtol=0)
-    torch.testing.assert_close(windowed[:, :, :5], full[:, :, :5], atol=1e-6, rtol=0)  # the first w queries see all keys
+    torch.testing.assert_close(
+        windowed[:, :, :5], full[:, :, :5], atol=1e-6, rtol=0
+    )  # the first w queries see all keys
     assert (windowed[:, :, 5:] - full[:, :, 5:]).abs().amax(dim=(0, 1, 3)).min() > 1e-3  # every later query differs
 
 
@@ -135,7 +167,9 @@ def test_mamba_kernel_gets_the_scans_parameters_in_its_layout(monkeypatch, dtype
         assert amago._mamba_kernel() is amago._mamba_fused_scan
         y = amago._mamba_fused_scan(u.to(dtype), dt, A, Bm.to(dtype), Cm.to(dtype), block.D, z.to(dtype))
         assert y.shape == u.shape
-        torch.testing.assert_close(block.out_proj(y.float()), block(x), atol=1e-5 if dtype == torch.float32 else 5e-2, rtol=0)
+        torch.testing.assert_close(
+            block.out_proj(y.float()), block(x), atol=1e-5 if dtype == torch.float32 else 5e-2, rtol=0
+        )
 
 
 # ------------------------------------------------- multi-binary actions -------------------------------------------------
@@ -149,7 +183,7 @@ def test_multibinary_actions_round_trip_through_env_and_buffer(tmp_path):
     obs, _ = env.reset(seed=0)
     writer.start(0, obs)
     sent = []
-    for t in range(6):
+    for _t in range(6):
         a = rng.integers(0, 2, 3).astype(np.float32)  # what Actor.sample / the bit-flip exploration hand over
         sent.append(a)
         obs, r, term, trunc, _ = env.step(a)
@@ -169,8 +203,17 @@ def test_multibinary_actions_round_trip_through_env_and_buffer(tmp_path):
 
 def test_multibinary_agent_defaults_and_bc_term():
     space, obs_space = gym.spaces.MultiBinary(4), gym.spaces.Dict({"observation": gym.spaces.Box(-1, 1, (3,))})
-    small = dict(d_model=16, n_layers=1, n_heads=2, d_ff=32, tstep_hidden=16, tstep_dim=16, actor_hidden=16, critic_hidden=16,
-                 max_seq_len=6)  # fmt: skip
+    small = dict(
+        d_model=16,
+        n_layers=1,
+        n_heads=2,
+        d_ff=32,
+        tstep_hidden=16,
+        tstep_dim=16,
+        actor_hidden=16,
+        critic_hidden=16,
+        max_seq_len=6,
+    )
     agent = amago.Agent(amago.Args(**small), obs_space, space)
     assert agent.online_coeff == 0.0 and agent.kind == "multibinary"  # the DPG term is off by default
     assert amago.Agent(amago.Args(**small), obs_space, gym.spaces.Discrete(3)).online_coeff == 1.0
@@ -185,10 +228,15 @@ def test_multibinary_agent_defaults_and_bc_term():
     # the whole loss: critics see the bits, the actor learns from the filtered BC term alone
     g = torch.Generator().manual_seed(0)
     B, L = 3, 6
-    batch = {"obs": {"observation": torch.randn(B, L, 3, generator=g)}, "rl2": torch.randn(B, L, 5, generator=g),
-             "time": torch.arange(L).repeat(B, 1), "mask": torch.ones(B, L, dtype=torch.bool),
-             "actions": torch.randint(0, 2, (B, L - 1, 4), generator=g).float(), "rewards": torch.randn(B, L - 1, generator=g),
-             "terminated": torch.zeros(B, L - 1, dtype=torch.bool)}  # fmt: skip
+    batch = {
+        "obs": {"observation": torch.randn(B, L, 3, generator=g)},
+        "rl2": torch.randn(B, L, 5, generator=g),
+        "time": torch.arange(L).repeat(B, 1),
+        "mask": torch.ones(B, L, dtype=torch.bool),
+        "actions": torch.randint(0, 2, (B, L - 1, 4), generator=g).float(),
+        "rewards": torch.randn(B, L - 1, generator=g),
+        "terminated": torch.zeros(B, L - 1, dtype=torch.bool),
+    }
     loss, _ = agent(batch)
     loss.backward()
     assert torch.isfinite(loss)
@@ -198,16 +246,32 @@ def test_multibinary_agent_defaults_and_bc_term():
 
 def test_hide_rl2_makes_the_agent_blind_to_previous_reward_and_action():
     obs_space = gym.spaces.Dict({"observation": gym.spaces.Box(-1, 1, (3,))})
-    small = dict(d_model=16, n_layers=1, n_heads=2, d_ff=32, tstep_hidden=16, tstep_dim=16, actor_hidden=16, critic_hidden=16,
-                 max_seq_len=6, traj_encoder="gru")  # fmt: skip
+    small = dict(
+        d_model=16,
+        n_layers=1,
+        n_heads=2,
+        d_ff=32,
+        tstep_hidden=16,
+        tstep_dim=16,
+        actor_hidden=16,
+        critic_hidden=16,
+        max_seq_len=6,
+        traj_encoder="gru",
+    )
     g = torch.Generator().manual_seed(0)
     obs, time = {"observation": torch.randn(4, 3, generator=g)}, torch.zeros(4, dtype=torch.long)
     rl2s = [torch.zeros(4, 4), torch.randn(4, 4, generator=g)]  # a rollout's first step vs. an informative one
     for hide in (False, True):
         torch.manual_seed(0)
         agent = amago.Agent(amago.Args(hide_rl2=hide, **small), obs_space, gym.spaces.Discrete(3))
-        s = [agent.traj.step(agent.embed({k: v.unsqueeze(1) for k, v in obs.items()}, r.unsqueeze(1)), time.unsqueeze(1),
-                             agent.traj.init_hidden(4, "cpu"))[0] for r in rl2s]  # fmt: skip
+        s = [
+            agent.traj.step(
+                agent.embed({k: v.unsqueeze(1) for k, v in obs.items()}, r.unsqueeze(1)),
+                time.unsqueeze(1),
+                agent.traj.init_hidden(4, "cpu"),
+            )[0]
+            for r in rl2s
+        ]
         assert torch.equal(s[0], s[1]) == hide
 
 
@@ -222,7 +286,9 @@ class BatchedCounting(gym.vector.VectorEnv):
     def __init__(self, lengths, box=False):
         self.num_envs, self.lengths = len(lengths), np.array(lengths)
         self.single_observation_space = gym.spaces.Box(-np.inf, np.inf, (2,), np.float32)
-        box_space = gym.spaces.Box(np.array([-2.0, 0.0], np.float32), np.array([2.0, 10.0], np.float32))  # as CountingEnv's
+        box_space = gym.spaces.Box(
+            np.array([-2.0, 0.0], np.float32), np.array([2.0, 10.0], np.float32)
+        )  # as CountingEnv's
         self.single_action_space = box_space if box else gym.spaces.Discrete(3)
         self.received = []
 
@@ -291,8 +357,12 @@ def test_next_step_autoreset_env_is_rejected_clearly():
 
 # ------------------------------------------------------ smoke runs ------------------------------------------------------
 def run_script(tmp_path, *flags):
-    env = {"PYTHONPATH": str(ROOT), "PATH": "", "OMP_NUM_THREADS": "1",
-           "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"}  # one thread for jax as well
+    env = {
+        "PYTHONPATH": str(ROOT),
+        "PATH": "",
+        "OMP_NUM_THREADS": "1",
+        "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
+    }  # one thread for jax as well
     cmd = [sys.executable, str(SCRIPT), *TINY, *flags]
     out = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
     assert out.returncode == 0, out.stderr[-3000:]
@@ -302,15 +372,37 @@ def run_script(tmp_path, *flags):
 
 
 def test_smoke_multibinary_with_window_and_learned_positions(tmp_path):
-    files = run_script(tmp_path, "--env-id", "tests.dummy_envs:DummyMultiBinary-v0", "--num-envs", "2", "--window-size", "4",
-                       "--pos-emb", "learned", "--max-time-idx", "4")  # fmt: skip
+    files = run_script(
+        tmp_path,
+        "--env-id",
+        "tests.dummy_envs:DummyMultiBinary-v0",
+        "--num-envs",
+        "2",
+        "--window-size",
+        "4",
+        "--pos-emb",
+        "learned",
+        "--max-time-idx",
+        "4",
+    )
     assert files and all(f["actions"].shape[1] == 3 and set(np.unique(f["actions"])) <= {0.0, 1.0} for f in files)
 
 
 @pytest.mark.skipif(importlib.util.find_spec("gymnax") is None, reason="gymnax is not installed (requirements.txt)")
 def test_smoke_gymnax_already_vectorized_64_actors(tmp_path):  # (not imported here: jax's threads and fork do not mix)
-    files = run_script(tmp_path, "--env-id", "envs.gymnax_env:gymnax-MemoryChain-bsuite", "--env-mode", "already_vectorized",
-                       "--num-envs", "64", "--total-timesteps", "512", "--eval-interval", "1")  # fmt: skip
+    files = run_script(
+        tmp_path,
+        "--env-id",
+        "envs.gymnax_env:gymnax-MemoryChain-bsuite",
+        "--env-mode",
+        "already_vectorized",
+        "--num-envs",
+        "64",
+        "--total-timesteps",
+        "512",
+        "--eval-interval",
+        "1",
+    )
     assert len(files) >= 64  # every actor finished its 6-step episode and saved it
     for f in files:
         np.testing.assert_array_equal(f["time"], np.arange(len(f["time"])))  # whole episodes, from the reset obs on

@@ -1,5 +1,23 @@
-# AMAGO-2's MultiTaskAgent (Grigsby et al., NeurIPS 2024): amago_agent.py with a two-hot classification critic and a
-# filtered-BC actor, so tasks whose returns differ in scale learn alike. docs and results: README.md ("amago_multitask.py")
+"""AMAGO-2's MultiTaskAgent (Grigsby et al., NeurIPS 2024): amago_agent.py with a two-hot classification critic and
+a filtered-BC actor, so that tasks whose returns differ in scale learn alike; the rest is amago_agent.py's.
+
+Each observation comes with rl2 = [previous reward, previous action] and its time index. A timestep encoder turns
+each step into a token, a sequence model (Transformer, GRU or Mamba) turns a window of tokens into states, and one
+actor and an ensemble of critics read every state for several discounts (gammas) at once. Trajectories go to a disk
+replay buffer; training samples windows of max_seq_len steps. One loss trains it all, through the sequence model:
+    critic = cross-entropy of each critic's bins against the two-hot label of the REDQ TD target (symlog bins)
+    actor  = offline_coeff * -1[Q(s, a) > V(s)] log pi(a|s)  (filtered BC; V from actions a ~ pi: scale-free)
+           + online_coeff * -PopArt-normalized Q(s, a ~ pi)  (DPG; off by default, as it scales with Q)
+    loss   = actor + critic_loss_weight * critic
+
+Sections, in order (banners "# === name ==="): Args (the flags) | Environment | Exploration | Small utilities |
+Timestep encoder | Trajectory encoders (GRU, Transformer, Mamba) | Actor | Critic ensemble | PopArt | Agent (critic
+loss, actor loss) | Disk replay buffer | Training step, evaluation, argument checks | main loop (`__main__`).
+Plumbing that teaches nothing about the algorithm lives in common/ (image backbones, optional GPU kernels, batching,
+checkpoints, the env wrappers); environments in envs/. Usage, results and deviations from the reference:
+README.md.
+"""
+
 import copy
 import importlib
 import math
@@ -22,6 +40,16 @@ import tyro
 from accelerate import Accelerator
 from accelerate.utils import broadcast_object_list
 from tqdm import tqdm
+
+from common.amago_env import LOG_PREFIX, AmagoEnv, AmagoVecEnv, index_obs
+from common.batch import collate, to_device
+from common.checkpoint import load_checkpoint, save_checkpoint
+from common.cnn import RandomShift, channels_last, is_image, make_cnn
+from common.guards import FileCache, check_finite
+from common.hooks import load_hook
+from common.kernels import flash_attention, mamba_scan
+from common.logs import eval_metrics
+from common.rundir import StopSignals, check_spec, claim_run
 
 
 @dataclass
@@ -54,26 +82,26 @@ class Args:
     """the id of the environment; old versions resolve to the newest one; `package.module:Env-v0` imports first"""
     total_timesteps: int = 1_000_000
     """total environment steps of the experiment (all actors together)"""
+    # deviation: 8 sync actors (the reference: 12 async); sync is faster for cheap envs on few cores
     num_envs: int = 8
     """the number of parallel actors"""
     env_mode: Literal["sync", "async", "already_vectorized"] = "sync"
-    """gymnasium vector env kind (sync is 3-8x faster for cheap envs on few cores); already_vectorized: the env id's
-    `vector_entry_point` steps all num_envs actors itself and resets finished ones (jax/gymnax, e.g. envs.gymnax_env)"""
+    """gymnasium vector env kind; already_vectorized: the env id's `vector_entry_point` steps all actors (gymnax)"""
     max_seq_len: int = 32
     """context length: training windows hold max_seq_len transitions; rollouts attend over the last max_seq_len steps"""
+    # deviation: 200 updates per 800 env steps (the reference: 1,000 per 12,000), more updates per step of data
     timesteps_per_epoch: int = 100
     """env steps per actor collected between two training phases"""
     batches_per_epoch: int = 200
     """gradient updates per epoch (the update-to-data ratio is batches/(timesteps*num_envs))"""
     batch_size: int = 24
     """number of sequences in a training batch"""
-    learning_rate: float = 6e-4
-    """AdamW learning rate (the reference: 1e-4; 6e-4 learns LunarLander ~4x faster at our CPU sizes)"""
+    learning_rate: float = 6e-4  # deviation: the reference's 1e-4 learns LunarLander ~4x slower at these sizes
+    """AdamW learning rate"""
     warmup_steps: int = 500
     """linear learning-rate warm-up from 0 over this many updates"""
     anneal_lr: bool = False
-    """if toggled, the learning rate decays linearly to 0 at the last update of total_timesteps (as CleanRL's PPO);
-    the reference keeps it constant"""
+    """if toggled, the learning rate decays linearly to 0 at the last update (the reference keeps it constant)"""
     grad_clip: float = 1.0
     """global gradient-norm clip"""
     weight_decay: float = 1e-3
@@ -82,17 +110,15 @@ class Args:
     """accelerate's mixed precision for the update (GPU)"""
 
     # Timestep encoder, actor and critic sizes
+    # deviation: CPU-sized networks (the reference: timestep encoder 512 -> 256, d_model 256, 3 layers, d_ff 1024)
     tstep_hidden: int = 128
     """hidden width of the timestep encoder MLP"""
     tstep_dim: int = 64
     """output width of the timestep encoder"""
     hide_rl2: bool = False
-    """if toggled, the rl2 features (previous reward and action) are zeroed before the timestep encoder (the
-    reference's hide_rl2s). They are a one-step memory: across a k-shot soft reset they tell a memory-free policy how
-    the last attempt ended, and they mark a rollout's first step (README, Meta-Frozen-Lake)"""
+    """if toggled, rl2 (previous reward and action: a one-step memory) is zeroed (the reference's hide_rl2s)"""
     tstep_encoder: Literal["auto", "ff", "cnn"] = "auto"
-    """ff: every obs key flattened, with rl2, into an MLP; cnn: image keys (3-D Boxes) through a CNN, the other keys
-    and rl2 through the ff MLP; auto: cnn when an obs key is an image"""
+    """ff: every obs key and rl2 into an MLP; cnn: image keys (3-D Boxes) through a CNN beside it; auto: cnn if any"""
     cnn: Literal["nature", "impala"] = "nature"
     """cnn backbone: Nature-DQN-style convs or IMPALA-style residual blocks"""
     cnn_channels: Optional[tuple[int, ...]] = None
@@ -104,8 +130,7 @@ class Args:
     image_layout: Literal["auto", "hwc", "chw"] = "auto"
     """image axes: channels last or first; auto takes the smaller of the first and last axes as the channels"""
     aug_frac: float = 0.0
-    """DrQ-v2 random-shift augmentation on this fraction of each training batch's sequences (0: off; the reference
-    uses 0.75 when on); never in rollouts"""
+    """DrQ-v2 random shift on this fraction of each training batch's sequences (0: off; the reference: 0.75 when on)"""
     aug_pad: int = 4
     """random shift: the largest shift in pixels (the frame is replicate-padded by this much, then cropped)"""
     actor_hidden: int = 128
@@ -127,13 +152,11 @@ class Args:
     dropout: float = 0.05
     """dropout on the transformer's embedding and feed-forward output"""
     window_size: Optional[int] = None
-    """transformer: sliding-window causal attention over the last window_size steps (incl. the current one), in training
-    and rollouts, where the KV cache then holds only window_size steps; None or 0: full causal attention over the
-    training window and a rollout cache of max_seq_len (the reference's default)"""
+    """transformer: attend to the last window_size steps in training and rollouts (None or 0: the whole window)"""
     pos_emb: Literal["sinusoidal", "learned"] = "sinusoidal"
-    """transformer position embedding of the absolute timestep: fixed sinusoids, or a learned table of max_time_idx rows"""
+    """transformer position embedding of the absolute timestep: fixed sinusoids, or a learned table"""
     max_time_idx: int = 1000
-    """pos-emb learned: table size; timesteps >= max_time_idx share the last row (the reference requires t < max_time_idx)"""
+    """pos-emb learned: table size; timesteps >= max_time_idx share the last row"""
     d_state: int = 16
     """SSM state size (mamba)"""
 
@@ -147,7 +170,7 @@ class Args:
     num_critics_td: int = 2
     """critics drawn (with replacement) for each TD target (REDQ)"""
     online_coeff: Optional[float] = 0.0
-    """weight of the "online" term -Q(s, a~pi) (DPG; Gumbel straight-through if discrete); AMAGO-2: 0, as it scales with Q"""
+    """weight of the "online" term -Q(s, a~pi) (DPG; straight-through Gumbel if discrete); AMAGO-2: 0 (scales with Q)"""
     offline_coeff: float = 1.0
     """weight of the "offline" filtered behavior-cloning term -1[A>0] log pi(a|s) (AMAGO-2: the actor's main term)"""
     critic_loss_weight: float = 10.0
@@ -172,21 +195,19 @@ class Args:
     """temperature of the straight-through Gumbel-softmax discrete sample of the online term (the reference's)"""
 
     # Exploration
-    exploration: Literal["egreedy", "bilevel", "tmaze"] = "egreedy"
-    """epsilon-greedy with a random per-episode scale, bilevel (decays within an episode) for meta-RL, or tmaze
-    (egreedy, but eps fixed at 0.5/H on T-Maze corridor steps 1 .. H-4; H = --tmaze-corridor)"""
+    exploration: str = "egreedy"
+    """egreedy, bilevel (eps decays within episodes, for meta-RL), or module:f, f(EpsilonGreedy, envs) -> a subclass"""
     eps_start: float = 1.0
     """epsilon at the start of the schedule (episode start for bilevel)"""
     eps_end: float = 0.05
     """epsilon at the end of the schedule (episode start for bilevel)"""
+    # deviation: anneals over 10% of the run, whatever its length (the reference: over 1M steps per actor)
     eps_anneal_frac: float = 0.1
-    """fraction of total_timesteps over which epsilon anneals (the reference: 1M steps per actor)"""
+    """fraction of total_timesteps over which epsilon anneals"""
     bilevel_horizon: int = 500
     """bilevel: the rollout horizon over which epsilon decays within an episode"""
     bilevel_eps_end: tuple[float, float] = (0.8, 0.01)
     """bilevel: (start, end) of the schedule for epsilon at the end of the horizon"""
-    tmaze_corridor: int = 50
-    """tmaze: the T-Maze corridor length H (the env's corridor_length)"""
     train_greedy: bool = False
     """if toggled, training rollouts take the argmax / mean action (exploration still applies on top)"""
 
@@ -195,35 +216,35 @@ class Args:
     """replay buffers live in {buffer_dir}/{run_name}/{fifo,protected}"""
     buffer_max_size: int = 20_000
     """trajectory files kept in fifo/ (oldest deleted first; protected/ is never deleted)"""
+    # deviation: 256-step snippets (the reference saves whole episodes), so long rollouts reach the buffer early
     traj_save_len: int = 256
     """long episodes are saved in snippets of about this many steps (staggered by +-max_seq_len)"""
     file_format: Literal["npz", "npz-compressed"] = "npz"
     """trajectory file format"""
+    # deviation: right (the reference: none): with none, a file's last step lies in 1 of its T-max_seq_len+1 windows
     padded_sampling: Literal["none", "right", "left", "both"] = "right"
-    """where a training window may overhang its file (the reference's option). right: a window may run past the end
-    (shorter, padded), so episode ends are sampled as often as any step; none: every window lies inside the file, so
-    a file's last step is in 1 of its T-max_seq_len+1 windows; left: may start before t=0; both"""
-    # deviation: the reference's default is none; right lets the critic see terminal steps as often as others (README)
+    """where a training window may overhang its file, shorter and padded: none, right (past the end), left, both"""
     num_workers: int = 1
     """DataLoader worker processes that read the buffer while the update runs (0: load in the main process)"""
     relabel: Optional[str] = None
-    """hindsight relabeling: a `module:function` applied to every sampled window (e.g. `envs.mazerunner:relabel_some`)"""
+    """hindsight relabeling: a `module:function` applied to every sampled window, e.g. envs.mazerunner:relabel_some"""
 
     # Evaluation and checkpoints
     eval_interval: int = 10
     """evaluate every this many epochs (0: never)"""
     eval_episodes: int = 20
     """episodes per evaluation (at least)"""
-    eval_greedy: bool = True
+    eval_max_steps: int = 100_000
+    """evaluation stops after this many steps per actor, with a warning (an env that never ends cannot hang a run)"""
+    eval_greedy: bool = True  # deviation: the reference samples in evaluation
     """evaluate with the argmax / mean action instead of sampling"""
     checkpoint_interval: int = 10
     """save a checkpoint every this many epochs (0: never)"""
 
 
-# ======================================================================================================
-# Environment
-# ======================================================================================================
-LOG_PREFIX = "AMAGO_LOG_METRIC"  # envs report extra eval metrics as info[f"{LOG_PREFIX} success"] etc.
+# =================================================== Environment ====================================================
+# AmagoEnv (common/amago_env.py) hands the agent {"obs": the env's obs as a dict, "rl2": [previous reward, previous
+# action] (A+1,), zero at reset, "time": steps since reset}; Box actions in [-1, 1], rescaled for the env.
 
 
 def resolve_env_id(env_id: str) -> str:
@@ -231,133 +252,24 @@ def resolve_env_id(env_id: str) -> str:
     name) resolves to the newest registered version of the same name."""
     if ":" in env_id:
         module, env_id = env_id.split(":", 1)
-        importlib.import_module(module)
+        try:
+            importlib.import_module(module)
+        except ImportError as e:
+            raise ValueError(f"--env-id {module}:{env_id}: cannot import {module!r} ({e})") from None
     if env_id in gym.registry:
         return env_id
     ns, name, _ = gym.envs.registration.parse_env_id(env_id)
     newest = gym.envs.registration.find_highest_version(ns, name)
     if newest is None:
-        raise gym.error.NameNotFound(
-            f"--env-id {env_id!r} is not a registered gymnasium id (did you import its package?)"
-        )
+        try:
+            gym.spec(env_id)  # gymnasium's own error, with its "did you mean" suggestion
+        except gym.error.Error as e:
+            raise type(e)(
+                f"--env-id {env_id!r}: {e} (your own env: `package.module:{env_id}` imports it first)"
+            ) from None
     new_id = gym.envs.registration.get_env_id(ns, name, newest)
     print(f"note: {env_id} is not registered in gymnasium {gym.__version__}; using {new_id}")
     return new_id
-
-
-def amago_spaces(obs_space, action_space):
-    """What the agent sees of an env with these spaces: (action dim A, the action space (Box: rescaled to [-1, 1]),
-    the observation dict {"obs": the env's obs as a dict, "rl2": [previous reward, previous action] (A+1,), "time"})."""
-    if isinstance(action_space, gym.spaces.Discrete):
-        A = int(action_space.n)
-    elif isinstance(action_space, gym.spaces.Box):
-        A = int(np.prod(action_space.shape))
-        if not (np.isfinite(action_space.low).all() and np.isfinite(action_space.high).all()):
-            raise ValueError(f"Box action space {action_space} must be bounded: AMAGO rescales actions to [-1, 1]")
-        action_space = gym.spaces.Box(-1.0, 1.0, action_space.shape, np.float32)
-    elif isinstance(action_space, gym.spaces.MultiBinary):
-        A = int(np.prod(action_space.shape))
-    else:
-        raise ValueError(f"action space {action_space} is not supported: use Discrete, Box or MultiBinary")
-    if not isinstance(obs_space, gym.spaces.Dict):
-        obs_space = gym.spaces.Dict({"observation": obs_space})
-    rl2 = gym.spaces.Box(-np.inf, np.inf, (A + 1,), np.float32)
-    time_idx = gym.spaces.Box(0, np.iinfo(np.int64).max, (), np.int64)
-    return A, action_space, gym.spaces.Dict({"obs": obs_space, "rl2": rl2, "time": time_idx})
-
-
-def to_env_actions(space, a):
-    """Agent actions of N actors -> (rep (N, A) float32: the action as rl2 records it, the env's actions (N, ...)).
-    Discrete: index -> one-hot; Box: [-1, 1] -> the env's [low, high]; MultiBinary: 0/1 -> int8 bits."""
-    N = len(a)
-    if isinstance(space, gym.spaces.Discrete):
-        idx = np.asarray(a).reshape(N).astype(np.int64)
-        return np.eye(space.n, dtype=np.float32)[idx], idx
-    rep = np.asarray(a, np.float32).reshape(N, -1)
-    if isinstance(space, gym.spaces.Box):
-        rep = np.clip(rep, -1.0, 1.0)
-        low, high = space.low.astype(np.float64), space.high.astype(np.float64)
-        return rep, (low + (rep.reshape(N, *space.shape) + 1.0) * 0.5 * (high - low)).astype(space.dtype)
-    return rep, rep.reshape(N, *space.shape).astype(np.int8)
-
-
-def wrap_obs(obs, reward, rep, t):
-    """The agent's observation dict, for one actor (reward, rep (A,), t scalars) or N (reward (N,), rep (N, A), t (N,))."""
-    obs = obs if isinstance(obs, dict) else {"observation": obs}
-    rl2 = np.concatenate([np.expand_dims(reward, -1), rep], axis=-1).astype(np.float32)
-    return {"obs": obs, "rl2": rl2, "time": np.array(t, np.int64)}  # a copy: the caller's counter moves on
-
-
-class AmagoEnv(gym.Wrapper):
-    """Adds what the agent sees besides the observation: rl2 = [previous reward, previous action] (zero at reset)
-    and the absolute time index. Box actions are exposed in [-1, 1] and rescaled for the inner env."""
-
-    def __init__(self, env: gym.Env, env_name: str):
-        super().__init__(env)
-        self.env_name = getattr(env.unwrapped, "env_name", env_name)
-        self.action_dim, self.action_space, self.observation_space = amago_spaces(
-            env.observation_space, env.action_space
-        )
-
-    def reset(self, **kwargs):
-        obs, info = self.env.reset(**kwargs)
-        self.t = 0
-        info["env_name"] = self.env_name = getattr(self.env.unwrapped, "env_name", self.env_name)
-        return wrap_obs(obs, 0.0, np.zeros(self.action_dim, np.float32), 0), info
-
-    def step(self, action):
-        rep, env_action = to_env_actions(self.env.action_space, np.asarray(action)[None])
-        obs, reward, terminated, truncated, info = self.env.step(env_action[0])
-        self.t += 1
-        info["env_name"] = self.env_name
-        return wrap_obs(obs, float(reward), rep[0], self.t), reward, terminated, truncated, info
-
-
-class AmagoVecEnv(gym.vector.VectorWrapper):
-    """AmagoEnv for an env that steps all N actors itself (`--env-mode already_vectorized`, jax/gymnax style): the same
-    observation dict and same-step autoreset info (final_obs, final_info) that SyncVectorEnv(AmagoEnv) gives the loop.
-    The env takes and returns batched numpy arrays (fresh each step), resets finished actors inside step() (as gymnax
-    does; the reference's AlreadyVectorizedEnv relies on it too) and should return their true last observations as
-    info["final_obs"]. Without it the reset observation stands in, as in the reference, so a truncated episode then
-    bootstraps from the next episode's first observation."""
-
-    def __init__(self, env: gym.vector.VectorEnv, env_name: str):
-        super().__init__(env)
-        mode = env.metadata.get("autoreset_mode", gym.vector.AutoresetMode.SAME_STEP)
-        if mode != gym.vector.AutoresetMode.SAME_STEP:
-            raise ValueError(
-                f"--env-mode already_vectorized needs an env that resets finished actors in the same step "
-                f"(autoreset_mode SAME_STEP, as gymnax); {env} has {mode}"
-            )
-        self.env_name = getattr(env.unwrapped, "env_name", env_name)
-        spaces = amago_spaces(env.single_observation_space, env.single_action_space)
-        self.action_dim, self.single_action_space, self.single_observation_space = spaces
-        self.action_space = gym.vector.utils.batch_space(self.single_action_space, self.num_envs)
-        self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, self.num_envs)
-        self.metadata = {**env.metadata, "autoreset_mode": gym.vector.AutoresetMode.SAME_STEP}
-
-    def reset(self, **kwargs):
-        obs, info = self.env.reset(**kwargs)
-        N = self.num_envs
-        self.t = np.zeros(N, np.int64)
-        info["env_name"] = np.full(N, self.env_name, object)
-        return wrap_obs(obs, np.zeros(N), np.zeros((N, self.action_dim), np.float32), self.t), info
-
-    def step(self, actions):
-        rep, env_actions = to_env_actions(self.env.single_action_space, actions)
-        obs, rew, term, trunc, info = self.env.step(env_actions)
-        done = term | trunc
-        self.t += 1
-        last = wrap_obs(info.get("final_obs", obs), rew, rep, self.t)  # each actor's observation after its action
-        self.t[done] = 0
-        next_obs = wrap_obs(obs, np.where(done, 0.0, rew), np.where(done[:, None], 0.0, rep), self.t)  # reset: zero rl2
-        names = np.full(self.num_envs, self.env_name, object)
-        info = {
-            "env_name": names,
-            "final_obs": [index_obs(last, i) if d else None for i, d in enumerate(done)],
-            "final_info": {"env_name": names, **{k: v for k, v in info.items() if k.startswith(LOG_PREFIX)}},
-        }
-        return next_obs, rew, term, trunc, info
 
 
 def make_env(env_id, seed, idx, capture_video, run_name):
@@ -383,18 +295,11 @@ def make_vec_env(env_id, num_envs, mode, seed, capture_video=False, run_name="")
     return kind(fns, autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)
 
 
-def index_obs(obs, i):
-    """Actor i's slice of a (nested) batched observation dict."""
-    return {k: index_obs(v, i) for k, v in obs.items()} if isinstance(obs, dict) else obs[i]
-
-
-# ======================================================================================================
-# Exploration
-# ======================================================================================================
+# =================================================== Exploration ====================================================
 class EpsilonGreedy:
     """eps = U[0,1) * schedule(step), with the U[0,1) scale redrawn per episode so that some episodes are nearly
     greedy and some nearly random (AMAGO's default). Discrete: a random action w.p. eps; Box: clipped Gaussian noise
-    of std eps; MultiBinary: each bit flips w.p. eps/2 (our addition: the reference has no multi-binary exploration)."""
+    of std eps; MultiBinary: each bit flips w.p. eps/2."""
 
     def __init__(self, num_envs, action_space, eps_start, eps_end, anneal_steps, seed):
         self.space, self.anneal = action_space, max(anneal_steps, 1)
@@ -415,7 +320,7 @@ class EpsilonGreedy:
         if isinstance(self.space, gym.spaces.Discrete):
             rand = self.rng.random(n) < eps
             actions = np.where(rand, self.rng.integers(0, self.space.n, n), actions)
-        elif isinstance(self.space, gym.spaces.MultiBinary):
+        elif isinstance(self.space, gym.spaces.MultiBinary):  # deviation: the reference has no multi-binary exploration
             flip = self.rng.random(actions.shape) < eps[:, None] / 2
             actions = np.where(flip, 1 - actions, actions)
         else:
@@ -445,33 +350,22 @@ class BilevelEpsilonGreedy(EpsilonGreedy):
     def epsilon(self, time_idx):
         at_start = self.schedule(self.eps_start, self.eps_end)
         at_end = self.schedule(self.end_start, self.end_end)
-        frac = np.minimum(time_idx / self.horizon, 1.0)  # clipped at the horizon (the reference keeps decaying)
+        frac = np.minimum(time_idx / self.horizon, 1.0)  # deviation: clipped at the horizon (the reference decays on)
         return self.scale * (at_start - (at_start - at_end) * frac)
 
 
-class TMazeEpsilonGreedy(EpsilonGreedy):
-    """T-Maze's corridor asks for H-1 "right" actions in a row, a worst case for epsilon-greedy that the task (a test
-    of memory, not exploration) does not mean to pose. So eps is fixed at 0.5/H on corridor steps 1 .. H-4 and
-    follows the annealed schedule at the start (the cue) and the last steps (the turn) (AMAGO's examples/04_tmaze.py)."""
-
-    def __init__(self, num_envs, action_space, eps_start, eps_end, anneal_steps, seed, corridor):
-        super().__init__(num_envs, action_space, eps_start, eps_end, anneal_steps, seed)
-        self.corridor = corridor
-
-    def epsilon(self, time_idx):
-        in_corridor = (time_idx > 0) & (time_idx < self.corridor - 3)
-        return np.where(in_corridor, 0.5 / self.corridor, super().epsilon(time_idx))
-
-
-# ======================================================================================================
-# Small utilities: symlog / symexp, running input normalization
-# ======================================================================================================
+# ======================== Small utilities: symlog / symexp, MLP, running input normalization ========================
 def symlog(x):
     return torch.sign(x) * torch.log1p(x.abs())
 
 
 def symexp(x):  # the inverse of symlog
     return torch.sign(x) * torch.expm1(x.abs())
+
+
+def mlp(d_in, d_hidden, d_out):  # two hidden layers
+    hidden = [nn.Linear(d_in, d_hidden), nn.LeakyReLU(), nn.Linear(d_hidden, d_hidden), nn.LeakyReLU()]
+    return nn.Sequential(*hidden, nn.Linear(d_hidden, d_out))
 
 
 def masked_mean(x, mask):
@@ -509,12 +403,10 @@ class InputNorm(nn.Module):
         return torch.where(sigma > 0.01, ((x - self.mu) / sigma).clamp(-1e4, 1e4), x - self.mu)
 
 
-# ======================================================================================================
-# Timestep encoder: one observation + rl2 -> one token (no mixing across time)
+# =================== Timestep encoder: one observation + rl2 -> one token (no mixing across time) ===================
 #   ff:  every obs key flattened, + rl2 -> InputNorm -> MLP (the reference's FFTstepEncoder)
 #   cnn: image keys (3-D Boxes) -> CNN, beside the ff path for the other keys + rl2
 # Your own encoder goes in make_tstep_encoder (end of this section).
-# ======================================================================================================
 class TstepEncoder(nn.Module):
     """Flattens the obs keys (sorted) and rl2 = [prev reward, prev action] into one vector, normalizes it with a
     running InputNorm (stats updated on real, unpadded training steps), then an MLP and a LayerNorm."""
@@ -524,13 +416,7 @@ class TstepEncoder(nn.Module):
         self.keys = sorted(obs_space.keys())
         in_dim = sum(int(np.prod(obs_space[k].shape)) for k in self.keys) + rl2_dim
         self.norm = InputNorm(in_dim)
-        self.mlp = nn.Sequential(
-            nn.Linear(in_dim, d_hidden),
-            nn.LeakyReLU(),
-            nn.Linear(d_hidden, d_hidden),
-            nn.LeakyReLU(),
-            nn.Linear(d_hidden, d_out),
-        )
+        self.mlp = mlp(in_dim, d_hidden, d_out)
         self.out_norm = nn.LayerNorm(d_out)
 
     def forward(self, obs, rl2, mask=None):  # obs[k]: (B, L, ...), rl2: (B, L, A+1) -> (B, L, d_out)
@@ -541,107 +427,9 @@ class TstepEncoder(nn.Module):
         return self.out_norm(self.mlp(self.norm(x)))
 
 
-def is_image(space):
-    return isinstance(space, gym.spaces.Box) and len(space.shape) == 3
-
-
-def channels_last(shape, layout):
-    """True for (H, W, C), False for (C, H, W); `auto` takes the smaller of the first and last axes as the channels."""
-    if layout != "auto":
-        return layout == "hwc"
-    if shape[0] == shape[2]:
-        raise ValueError(f"cannot tell the channel axis of image shape {shape}: pass --image-layout hwc or chw")
-    return shape[2] < shape[0]
-
-
-class NatureCNN(nn.Sequential):
-    """DQN's conv stack (Mnih et al., 2015): conv -> leaky_relu per layer, no padding. Delta-orthogonal init (only
-    the centre tap is non-zero, orthogonal), as the reference's NatureishCNN."""
-
-    def __init__(self, c_in, channels, kernels, strides):
-        layers = []
-        for c, k, s in zip(channels, kernels, strides):
-            conv = nn.Conv2d(c_in, c, k, s)
-            nn.init.zeros_(conv.weight)
-            nn.init.zeros_(conv.bias)
-            with torch.no_grad():
-                conv.weight[:, :, k // 2, k // 2] = nn.init.orthogonal_(
-                    torch.empty(c, c_in), nn.init.calculate_gain("leaky_relu")
-                )
-            layers += [conv, nn.LeakyReLU()]
-            c_in = c
-        super().__init__(*layers)
-
-
-class ResBlock(nn.Module):
-    def __init__(self, d):
-        super().__init__()
-        self.conv1, self.conv2 = nn.Conv2d(d, d, 3, padding=1), nn.Conv2d(d, d, 3, padding=1)
-        self.norm = nn.GroupNorm(4, d)  # the reference's post-residual GroupNorm (IMPALA itself has none)
-
-    def forward(self, x):
-        return self.norm(x + self.conv2(F.leaky_relu(self.conv1(F.leaky_relu(x)))))
-
-
-class ImpalaCNN(nn.Sequential):
-    """IMPALA's residual stack (Espeholt et al., 2018): per width d, conv3x3 -> maxpool(3, stride 2) -> 2 residual
-    blocks. No activation after the last block (as the reference's IMPALAishCNN)."""
-
-    def __init__(self, c_in, channels):
-        layers = []
-        for d in channels:
-            layers += [nn.Conv2d(c_in, d, 3, padding=1), nn.MaxPool2d(3, 2), ResBlock(d), ResBlock(d)]
-            c_in = d
-        super().__init__(*layers)
-
-
-def make_cnn(args, c_in):
-    if args.cnn == "impala":
-        channels = args.cnn_channels or (16, 32, 32)
-        if any(d % 4 for d in channels):
-            raise ValueError(
-                f"--cnn impala: every --cnn-channels width must be divisible by 4 (GroupNorm(4)), got {channels}"
-            )
-        return ImpalaCNN(c_in, channels)
-    channels = args.cnn_channels or (32, 64, 64)
-    if not len(channels) == len(args.cnn_kernels) == len(args.cnn_strides):
-        raise ValueError(
-            f"--cnn nature: --cnn-channels {channels}, --cnn-kernels {args.cnn_kernels} and --cnn-strides "
-            f"{args.cnn_strides} must have one entry per conv layer"
-        )
-    return NatureCNN(c_in, channels, args.cnn_kernels, args.cnn_strides)
-
-
-class RandomShift(nn.Module):
-    """DrQ-v2's augmentation (Yarats et al., 2021): replicate-pad by `pad`, crop back at a random integer offset, each
-    frame its own offset, on the last `frac` of the batch's sequences. Identity in eval mode (rollouts).
-    Clamped pixel indices are the replicate padding, so no padded copy is made (the reference uses grid_sample)."""
-
-    def __init__(self, pad, frac):
-        super().__init__()
-        if not 0 <= frac <= 1 or pad < 0:
-            raise ValueError(f"--aug-frac must lie in [0, 1] and --aug-pad be >= 0, got {frac} and {pad}")
-        self.pad, self.frac = pad, frac
-
-    def forward(self, img):  # img: (B, L, C, H, W), any dtype -> same shape
-        if not self.training or self.frac == 0 or self.pad == 0:
-            return img
-        B, L, C, H, W = img.shape
-        split = max(min(math.ceil(B * (1 - self.frac)), B - 1), 0)  # the reference's split: >= 1 sequence shifted
-        x = img[split:].flatten(0, 1)  # (N, C, H, W)
-        dy, dx = torch.randint(-self.pad, self.pad + 1, (2, len(x), 1), device=img.device)
-        rows = (torch.arange(H, device=img.device) + dy).clamp(0, H - 1)  # (N, H): out[i, j] = in[i + dy, j + dx]
-        cols = (torch.arange(W, device=img.device) + dx).clamp(0, W - 1)  # (N, W)
-        x = x[
-            torch.arange(len(x), device=img.device)[:, None, None], :, rows[:, :, None], cols[:, None, :]
-        ]  # (N, H, W, C)
-        return torch.cat([img[:split], x.permute(0, 3, 1, 2).reshape(B - split, L, C, H, W)])
-
-
 class CNNTstepEncoder(nn.Module):
-    """Each image key -> random shift (training) -> its own CNN; the other keys and rl2 -> the ff path above (so
-    images never enter InputNorm); leaky_relu(concat) -> Linear -> LayerNorm. The reference's CNNTstepEncoder reads one
-    image key and embeds symlog(rl2) with one Linear; ours also takes vector keys, and rl2 joins them in InputNorm."""
+    """Each image key -> random shift (training) -> its own CNN (common/cnn.py); the other keys and rl2 -> the ff path
+    above (so images never enter InputNorm); leaky_relu(concat) -> Linear -> LayerNorm."""
 
     def __init__(self, obs_space: gym.spaces.Dict, rl2_dim, args):
         super().__init__()
@@ -649,6 +437,7 @@ class CNNTstepEncoder(nn.Module):
         self.hwc = [channels_last(obs_space[k].shape, args.image_layout) for k in self.img_keys]
         self.uint8 = [obs_space[k].dtype == np.uint8 for k in self.img_keys]  # float images are used as they are
         vec_space = gym.spaces.Dict({k: s for k, s in obs_space.items() if k not in self.img_keys})
+        # deviation: rl2 joins the vector keys in the ff path (the reference: one image key, symlog(rl2) via a Linear)
         self.vec = TstepEncoder(vec_space, rl2_dim, args.tstep_hidden, args.tstep_dim)
         self.aug = RandomShift(args.aug_pad, args.aug_frac)
         self.cnns, cnn_out = nn.ModuleList(), 0
@@ -692,17 +481,16 @@ def make_tstep_encoder(args, obs_space, rl2_dim):
     )
 
 
-# ======================================================================================================
-# Trajectory encoders: a sequence of tokens -> a sequence of states. Each has
+# =============== Trajectory encoders: a sequence of tokens -> a sequence of states (memory). Each has: ===============
 #   forward(x (B, L, D), time (B, L)) -> (B, L, d)      training: a window from an empty memory
 #   step(x (N, 1, D), time (N, 1), hidden) -> (N, 1, d), hidden      rollouts: one new token per actor
 #   init_hidden(N), reset_hidden(hidden, done (N,))     each actor's memory resets when its episode ends
-# ======================================================================================================
 class FFTrajEncoder(nn.Module):
     """No memory: a per-timestep MLP (the sanity check that memory matters)."""
 
     def __init__(self, d_in, d_model, n_layers):
         super().__init__()
+        # deviation: a plain MLP (the reference: residual feed-forward blocks, an attention-less Transformer)
         layers = [nn.Linear(d_in, d_model), nn.LeakyReLU()]
         for _ in range(n_layers - 1):
             layers += [nn.Linear(d_model, d_model), nn.LeakyReLU()]
@@ -771,26 +559,12 @@ def sinusoidal_embedding(time, d_model):  # time: (B, L) absolute timestep since
     return torch.stack([angles.sin(), angles.cos()], dim=-1).flatten(-2)  # interleaved sin, cos
 
 
-_flash_attn = None
-
-
 def attention(q, k, v, window=None, mask=None):
     """q, k, v: (B, H, L, E) -> (B, H, L, E). Training (mask None): causal, each query sees its last `window` keys
     incl. itself (None: all). Rollouts: `mask` (N, 1, 1, W) marks the valid cache slots of each actor's one query.
     flash-attn's kernel when installed on CUDA (half precision), else torch's SDPA."""
-    global _flash_attn
-    if q.is_cuda and mask is None and q.dtype in (torch.float16, torch.bfloat16):
-        if _flash_attn is None:
-            try:
-                _flash_attn = importlib.import_module("flash_attn").flash_attn_func
-            except ImportError:
-                _flash_attn = False
-        if _flash_attn:  # flash-attn wants (B, L, H, E); window_size = (keys to the left, keys to the right), -1: all
-            left = -1 if window is None else window - 1
-            out = _flash_attn(
-                q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), causal=True, window_size=(left, 0)
-            )
-            return out.transpose(1, 2)
+    if mask is None and (out := flash_attention(q, k, v, window)) is not None:
+        return out
     L = q.shape[2]
     if mask is None and window is not None and window < L:
         i = torch.arange(L, device=q.device)
@@ -842,40 +616,29 @@ class TransformerLayer(nn.Module):
 
 
 class TransformerTrajEncoder(nn.Module):
-    def __init__(
-        self,
-        d_in,
-        d_model,
-        n_layers,
-        n_heads,
-        d_ff,
-        dropout,
-        max_seq_len,
-        window_size=None,
-        pos_emb="sinusoidal",
-        max_time_idx=1000,
-    ):
+    def __init__(self, d_in, args):  # sizes from --d-model, --n-layers, --n-heads, --d-ff, --dropout, --window-size
         super().__init__()
+        d_model, n_heads = args.d_model, args.n_heads
         if d_model % n_heads or d_model % 2:
             raise ValueError(f"--d-model {d_model} must be even and divisible by --n-heads {n_heads}")
-        if pos_emb not in ("sinusoidal", "learned"):
-            raise ValueError(f"--pos-emb {pos_emb!r}: choose sinusoidal or learned")
         self.inp = nn.Linear(d_in, d_model)
         # learned: one N(0, 1) row per absolute timestep (the reference's LearnablePosEmb)
-        self.pos = nn.Embedding(max_time_idx, d_model) if pos_emb == "learned" else None
-        self.layers = nn.ModuleList(TransformerLayer(d_model, n_heads, d_ff, dropout) for _ in range(n_layers))
+        self.pos = nn.Embedding(args.max_time_idx, d_model) if args.pos_emb == "learned" else None
+        self.layers = nn.ModuleList(
+            TransformerLayer(d_model, n_heads, args.d_ff, args.dropout) for _ in range(args.n_layers)
+        )
         self.out_norm = nn.LayerNorm(d_model)
-        self.drop = nn.Dropout(dropout)
+        self.drop = nn.Dropout(args.dropout)
         self.d_model, self.n_heads, self.emb_dim = d_model, n_heads, d_model
-        self.window_size = window_size or None  # None: full causal attention over the training window
+        self.window_size = args.window_size or None  # None: full causal attention over the training window
         # rollouts attend over the last `window` steps: the sliding window, else max_seq_len (the reference's rolling
         # cache); the KV cache holds exactly that many, so its memory never grows with the rollout
-        self.window = self.window_size or max_seq_len
+        self.window = self.window_size or args.max_seq_len
 
     def embed(self, x, time):
         if self.pos is None:
             return self.drop(self.inp(x) + sinusoidal_embedding(time, self.d_model))
-        # deviation: the reference requires t < max_time_idx; we clamp, so later steps share the last row
+        # deviation: timesteps >= max_time_idx share the last row (the reference requires t < max_time_idx)
         return self.drop(self.inp(x) + self.pos(time.clamp(max=self.pos.num_embeddings - 1)))
 
     def forward(self, x, time, window=None):
@@ -895,11 +658,8 @@ class TransformerTrajEncoder(nn.Module):
 
     def init_hidden(self, n, device):
         shape = (len(self.layers), n, self.n_heads, self.window, self.d_model // self.n_heads)
-        return (
-            torch.zeros(shape, device=device),
-            torch.zeros(shape, device=device),
-            torch.zeros(n, dtype=torch.long, device=device),
-        )
+        k_cache, v_cache = torch.zeros(shape, device=device), torch.zeros(shape, device=device)
+        return k_cache, v_cache, torch.zeros(n, dtype=torch.long, device=device)
 
     def reset_hidden(self, hidden, done):
         k_cache, v_cache, count = hidden
@@ -907,9 +667,20 @@ class TransformerTrajEncoder(nn.Module):
 
 
 # ------------------------------------------------------ Mamba ------------------------------------------------------
+def selective_scan(u, dt, A, Bm, Cm, D, z):
+    """Mamba's selective scan in pure PyTorch (any device), gated by silu(z): u, dt, z (B, L, d_inner), A (d_inner, n),
+    Bm, Cm (B, L, n), D (d_inner,) -> (B, L, d_inner). common/kernels.py has the fused CUDA kernel's adapter."""
+    h = u.new_zeros(u.shape[0], u.shape[2], A.shape[1])  # (B, d_inner, n)
+    ys = []
+    for t in range(u.shape[1]):  # h_t = exp(dt A) h_{t-1} + dt B_t u_t;  y_t = C_t h_t + D u_t
+        h = torch.exp(dt[:, t, :, None] * A) * h + (dt[:, t, :, None] * Bm[:, t, None, :]) * u[:, t, :, None]
+        ys.append((h @ Cm[:, t, :, None]).squeeze(-1))
+    return (torch.stack(ys, dim=1) + u * D) * F.silu(z)  # gated by silu(z)
+
+
 class MambaBlock(nn.Module):
     """Mamba (Gu & Dao, 2023): gated selective state-space model. Pure PyTorch scan (readable reference, any device);
-    mamba-ssm's fused kernel with the same parameters when it is importable and the input is on CUDA."""
+    mamba-ssm's fused kernel with the same parameters when it is installed and the input is on CUDA."""
 
     def __init__(self, d_model, d_state, d_conv=4, expand=2):
         super().__init__()
@@ -936,15 +707,7 @@ class MambaBlock(nn.Module):
         u = F.silu(self.conv(u.transpose(1, 2))[..., :L].transpose(1, 2))  # causal depthwise conv
         dt, Bm, Cm = self.ssm_params(u)
         A = -torch.exp(self.A_log)  # (d_inner, n)
-        if u.is_cuda and (kernel := _mamba_kernel()):
-            return self.out_proj(kernel(u, dt, A, Bm, Cm, self.D, z))  # the same scan, gated by silu(z), fused
-        h = u.new_zeros(u.shape[0], self.d_inner, self.d_state)
-        ys = []
-        for t in range(L):  # h_t = exp(dt A) h_{t-1} + dt B_t u_t;  y_t = C_t h_t + D u_t
-            h = torch.exp(dt[:, t, :, None] * A) * h + (dt[:, t, :, None] * Bm[:, t, None, :]) * u[:, t, :, None]
-            ys.append((h @ Cm[:, t, :, None]).squeeze(-1))
-        y = torch.stack(ys, dim=1) + u * self.D
-        return self.out_proj(y * F.silu(z))
+        return self.out_proj(mamba_scan(selective_scan, u, dt, A, Bm, Cm, self.D, z))  # fused on CUDA if installed
 
     def step(self, x, conv_state, ssm_state):
         """x: (N, 1, d_model); conv_state: (N, d_inner, d_conv) last inputs of the conv; ssm_state: (N, d_inner, n)."""
@@ -957,31 +720,6 @@ class MambaBlock(nn.Module):
         )
         y = (ssm_state @ Cm[..., None]).squeeze(-1) + u * self.D
         return self.out_proj(y * F.silu(z)).unsqueeze(1), conv_state, ssm_state
-
-
-_selective_scan = None
-
-
-def _mamba_kernel():
-    """mamba-ssm's fused scan (`_mamba_fused_scan`) if mamba-ssm is installed, else False (imported lazily: it needs CUDA)."""
-    global _selective_scan
-    if _selective_scan is None:
-        try:
-            _selective_scan = importlib.import_module("mamba_ssm.ops.selective_scan_interface").selective_scan_fn
-        except ImportError:
-            _selective_scan = False
-    return _selective_scan and _mamba_fused_scan
-
-
-def _mamba_fused_scan(u, dt, A, Bm, Cm, D, z):
-    """The pure-PyTorch scan's inputs, u, dt, z (B, L, d_inner), A (d_inner, n), Bm, Cm (B, L, n), D (d_inner,)
-    -> (C_t h_t + D u_t) * silu(z_t): (B, L, d_inner), through mamba-ssm's selective_scan_fn."""
-    # the kernel wants (B, channels, L), one dtype (u's) for u, dt, B, C and z, and fp32 A and D (under autocast,
-    # softplus gives dt in fp32 while u is bf16); dt is already softplus'd, hence delta_softplus=False
-    t = lambda x: x.to(u.dtype).transpose(1, 2)  # noqa: E731
-    return _selective_scan(t(u), t(dt), A.float(), t(Bm), t(Cm), D.float(), z=t(z), delta_softplus=False).transpose(
-        1, 2
-    )
 
 
 class MambaTrajEncoder(nn.Module):
@@ -1026,27 +764,12 @@ def make_traj_encoder(args, d_in):
         return FFTrajEncoder(d_in, args.d_model, args.n_layers)
     if args.traj_encoder == "gru":
         return GRUTrajEncoder(d_in, args.d_model, args.n_layers)
-    if args.traj_encoder == "transformer":
-        return TransformerTrajEncoder(
-            d_in,
-            args.d_model,
-            args.n_layers,
-            args.n_heads,
-            args.d_ff,
-            args.dropout,
-            args.max_seq_len,
-            args.window_size,
-            args.pos_emb,
-            args.max_time_idx,
-        )
     if args.traj_encoder == "mamba":
         return MambaTrajEncoder(d_in, args.d_model, args.n_layers, args.d_state)
-    raise ValueError(f"--traj-encoder {args.traj_encoder!r}: choose ff, gru, transformer or mamba")
+    return TransformerTrajEncoder(d_in, args)
 
 
-# ======================================================================================================
-# Actor: one action distribution per gamma, from one shared MLP
-# ======================================================================================================
+# ========================== Actor: one action distribution per gamma, from one shared MLP ===========================
 class Actor(nn.Module):
     """Discrete: categorical with clipped probabilities. Box: tanh-Gaussian, log std squashed into [-5, 2].
     MultiBinary: independent Bernoullis. Only the last layer's units are gamma-specific."""
@@ -1055,13 +778,7 @@ class Actor(nn.Module):
         super().__init__()
         self.kind, self.A, self.G, self.clip = kind, action_dim, num_gammas, discrete_clip
         d_out = 2 * action_dim if kind == "box" else action_dim
-        self.net = nn.Sequential(
-            nn.Linear(d_state, d_hidden),
-            nn.LeakyReLU(),
-            nn.Linear(d_hidden, d_hidden),
-            nn.LeakyReLU(),
-            nn.Linear(d_hidden, num_gammas * d_out),
-        )
+        self.net = mlp(d_state, d_hidden, num_gammas * d_out)
 
     def forward(self, s):  # s: (B, L, D) -> distribution parameters (B, L, G, F)
         return self.net(s).unflatten(-1, (self.G, -1))
@@ -1084,9 +801,7 @@ class Actor(nn.Module):
         log_n = -0.5 * ((z - mu) / std) ** 2 - std.log() - 0.5 * math.log(2 * math.pi)
         return (log_n - 2 * (math.log(2) - z - F.softplus(-2 * z))).sum(-1)  # tanh change of variables
 
-    def sample(
-        self, params, greedy=False
-    ):  # -> actions (..., G, A) in [-1, 1] (Box), 0/1 (MultiBinary), index (Discrete)
+    def sample(self, params, greedy=False):  # -> actions (..., G, A) in [-1, 1] (Box), 0/1 (MultiBinary), index
         if self.kind == "discrete":
             p = self.probs(params)
             return p.argmax(-1) if greedy else torch.multinomial(p.reshape(-1, self.A), 1).view(p.shape[:-1])
@@ -1107,9 +822,7 @@ class Actor(nn.Module):
         return F.one_hot(self.sample(params), self.A).float()
 
 
-# ======================================================================================================
-# Critic ensemble: C two-hot classifiers evaluated in one batched pass over (critics, samples, gammas)
-# ======================================================================================================
+# ======= Critic ensemble: C two-hot classifiers evaluated in one batched pass over (critics, samples, gammas) =======
 class CriticEnsemble(nn.Module):
     """AMAGO-2's NCriticsTwoHot: (state, symlog(1/(1-gamma)), action) -> logits over `num_bins` return bins spaced
     uniformly in symlog space. Every action kind uses this (state, action) form, Discrete ones as one-hot vectors.
@@ -1133,6 +846,7 @@ class CriticEnsemble(nn.Module):
     def forward(self, s, a, frozen=False):
         """s: (B, L, D); a: (K, B, L, G, A) action vectors. Returns bin logits (K, B, L, C, G, num_bins).
         frozen=True evaluates with detached weights (the actor's gradient must not train the critics)."""
+        # deviation: frozen = these weights detached (the reference: a copy synced before each optimizer step)
         (W0, W1, W2), (b0, b1, b2) = [[p.detach() if frozen else p for p in ps] for ps in (self.weights, self.biases)]
         (B, L, D), (C, _, H), K = s.shape, W0.shape, a.shape[0]
         # hidden activations stay in a (C, rows, H) layout, so every layer is one batched matmul over the critics
@@ -1162,18 +876,15 @@ class CriticEnsemble(nn.Module):
         return F.one_hot(below, len(self.bins)) * (1 - frac) + F.one_hot(below + 1, len(self.bins)) * frac
 
 
-# ======================================================================================================
-# PopArt: value normalization per gamma that preserves the critic's un-normalized outputs
-# ======================================================================================================
+# ============= PopArt: value normalization per gamma that preserves the critic's un-normalized outputs ==============
 # AMAGO-2 keeps PopArt's statistics only: normalize_target scales the optional online term, as the reference's
 # MultiTaskAgent does; the two-hot critic never passes through w, b (the class is kept as in amago_agent.py).
 class PopArt(nn.Module):
     """Critics output normalized values q; the normalized Q is w*q + b, the raw Q is sigma*(w*q + b) + mu.
     When the statistics (mu, sigma) move, (w, b) change so that raw Q is unchanged (van Hasselt et al., 2016).
-    As in the reference, (w, b) are per-gamma scalars, not the critic's last layer, so "unchanged" holds from the
-    start: raw Q = sqrt(init_nu) * q = 10 q forever (w * sigma stays 10, sigma * b + mu stays 0). What PopArt changes
-    is the loss: gamma g's squared error is (10 q - y)^2 / sigma_g^2. A value of 5,000 still needs q = 500, and a
-    gamma whose targets barely vary (e.g. 0.1 under a constant reward) gets a huge weight (README, CartPole)."""
+    As in the reference, (w, b) are per-gamma scalars, not the critic's last layer, so raw Q = sqrt(init_nu) q = 10 q
+    forever (w * sigma stays 10, sigma * b + mu stays 0): PopArt reweights gamma g's squared error by 1 / sigma_g^2.
+    A gamma whose targets barely vary (0.1 under CartPole's constant reward) then weighs ~10^6 times gamma 0.999."""
 
     def __init__(self, num_gammas, beta=5e-4, init_nu=100.0, enabled=True):
         super().__init__()
@@ -1211,9 +922,7 @@ class PopArt(nn.Module):
         return (y - self.mu) / self.sigma if self.enabled else y
 
 
-# ======================================================================================================
-# Agent: the shared sequence model, actor, critics, targets, and AMAGO's loss
-# ======================================================================================================
+# =================== Agent: the shared sequence model, actor, critics, targets, and AMAGO's loss ====================
 def nstep_td_target(r, d, mask, q_next, gammas, n):
     """Multi-gamma n-step TD targets. r, d, mask: (B, T) reward, terminated, valid transition; q_next: (B, T, G) is
     Q_target(s_{t+1}, a') (raw scale); gammas: (G,). Returns (B, T, G). Padding (mask 0) adds nothing, a terminal
@@ -1234,12 +943,10 @@ def nstep_td_target(r, d, mask, q_next, gammas, n):
 class Agent(nn.Module):
     def __init__(self, args, obs_space, action_space):
         super().__init__()
-        if isinstance(action_space, gym.spaces.Discrete):
-            self.kind, A = "discrete", int(action_space.n)
-        elif isinstance(action_space, gym.spaces.MultiBinary):
-            self.kind, A = "multibinary", int(np.prod(action_space.shape))
-        else:
-            self.kind, A = "box", int(np.prod(action_space.shape))
+        discrete = isinstance(action_space, gym.spaces.Discrete)
+        A = int(action_space.n) if discrete else int(np.prod(action_space.shape))
+        multibinary = isinstance(action_space, gym.spaces.MultiBinary)
+        self.kind = "discrete" if discrete else "multibinary" if multibinary else "box"
         # the online term needs a dQ/da path (DPG) or an exact expectation (Discrete); Bernoulli bits have neither
         self.online_coeff = float(self.kind != "multibinary") if args.online_coeff is None else args.online_coeff
         if self.kind == "multibinary" and self.online_coeff > 0:
@@ -1299,6 +1006,7 @@ class Agent(nn.Module):
         params = self.actor(s)  # (B, L, G, F)
 
         # ------------------------------------------------ critic loss ------------------------------------------------
+        # deviation: Discrete buffer actions enter the critic as hard one-hots (the reference softens them)
         logits = self.critics(s[:, :-1], a_buf.expand(-1, -1, G, -1)[None])[0]  # (B, T, C, G, bins)
         q = self.critics.value(logits.detach())  # Q(s, a_buffer), raw scale: (B, T, C, G)
 
@@ -1344,9 +1052,7 @@ class Agent(nn.Module):
         return loss, metrics
 
 
-# ======================================================================================================
-# Disk replay buffer
-# ======================================================================================================
+# ================================================ Disk replay buffer ================================================
 class TrajectoryWriter:
     """Accumulates each actor's steps and writes finished trajectories, or snippets of long ones, as files.
     A snippet ends with a bootstrapped (not terminal) transition; the next one starts at its last timestep."""
@@ -1381,7 +1087,8 @@ class DiskReplayBuffer(torch.utils.data.IterableDataset):
     are written atomically (temp file, then rename), so a reader never sees half a file; a file that cannot be read
     anyway (disk full, edited by hand) is skipped and never sampled again by that reader.
     Iterating runs in a DataLoader worker, so reading overlaps with the update; files never change once written,
-    so the worker keeps the ones it has read in a (bounded) cache.
+    so the worker keeps the ones it has read in a cache bounded by file count and bytes. Given `obs_space`, a file
+    whose arrays do not match its shapes (another env's) is skipped like an unreadable one.
     `relabel` (optional): window dict -> window dict, applied to every sampled window in the worker, e.g. hindsight
     relabeling (AMAGO Alg. 1: "relabel old sequence data with new rewards"). It gets the arrays as sampled (obs_*,
     rl2, time: W+1 timesteps; actions, rewards, terminated: W) and may shorten them, but must not write into them:
@@ -1398,12 +1105,15 @@ class DiskReplayBuffer(torch.utils.data.IterableDataset):
         cache_files=10_000,
         relabel=None,
         padded_sampling="none",
+        cache_bytes=2**30,
+        obs_space=None,
     ):
         self.fifo, self.protected = Path(root) / "fifo", Path(root) / "protected"
         self.fifo.mkdir(parents=True, exist_ok=True)
         self.protected.mkdir(parents=True, exist_ok=True)
         self.max_size, self.max_seq_len, self.A, self.discrete = max_size, max_seq_len, action_dim, discrete
         self.file_format, self.cache_files, self.relabel = file_format, cache_files, relabel
+        self.cache_bytes, self.obs_space = cache_bytes, obs_space
         if padded_sampling not in ("none", "right", "left", "both"):
             raise ValueError(f"padded_sampling={padded_sampling!r}: choose none, right, left or both")
         self.padded = padded_sampling
@@ -1421,7 +1131,7 @@ class DiskReplayBuffer(torch.utils.data.IterableDataset):
         arrays["rewards"] = np.asarray(traj["rewards"], np.float32)
         arrays["terminated"] = np.asarray(traj["terminated"], bool)
         name = f"{time.time_ns()}_{uuid.uuid4().hex[:8]}.npz"  # sorts by age for FIFO deletion
-        tmp = self.fifo / f".{name}.tmp"
+        tmp = self.fifo / f".{name}.{os.getpid()}.tmp"  # the writer's pid: a dead writer's file is removed at start-up
         with open(tmp, "wb") as f:
             (np.savez_compressed if self.file_format == "npz-compressed" else np.savez)(f, **arrays)
             f.flush()
@@ -1430,7 +1140,7 @@ class DiskReplayBuffer(torch.utils.data.IterableDataset):
 
     def files(self):
         """Paths (str, oldest first) of the .npz files in fifo/ then protected/; never the .tmp files. The worker lists
-        them every 256 samples: plain strings and os.listdir took ~14 ms for 6,700 files here, Path and glob 45-110."""
+        them every 256 samples: plain strings and os.listdir, several times faster than Path and glob."""
         return [
             os.path.join(d, n) for d in (self.fifo, self.protected) for n in sorted(os.listdir(d)) if n.endswith(".npz")
         ]
@@ -1451,6 +1161,12 @@ class DiskReplayBuffer(torch.utils.data.IterableDataset):
         T = len(data["actions"])
         if T < 1 or any(len(v) != T + 1 for k, v in data.items() if k in ("rl2", "time") or k.startswith("obs_")):
             raise ValueError(f"{path}: inconsistent lengths")
+        want = {f"obs_{k}": s.shape for k, s in self.obs_space.items()} if self.obs_space else None
+        shapes = {k: v.shape[1:] for k, v in data.items() if k.startswith("obs_")} if want else None
+        if shapes != want or data["actions"].shape[1:] != (self.A,):
+            raise ValueError(
+                f"shapes {shapes}, actions {data['actions'].shape[1:]} differ from the run's {want}, ({self.A},)"
+            )
         return data
 
     def sample(self, files, cache, bad):
@@ -1459,14 +1175,13 @@ class DiskReplayBuffer(torch.utils.data.IterableDataset):
             path = random.choice(files)
             if path not in cache:
                 try:
-                    cache[path] = self.load(path)
-                except Exception as e:  # truncated/corrupt/vanished file: never sample it again
+                    cache.add(path, self.load(path))
+                except Exception as e:  # truncated/corrupt/foreign/vanished file: never sample it again
                     bad.add(path)
                     files.remove(path)
-                    warnings.warn(f"skipping unreadable replay file {os.path.basename(path)}: {type(e).__name__}: {e}")
+                    if not isinstance(e, FileNotFoundError):  # vanished: deleted by the FIFO since the listing
+                        warnings.warn(f"skipping replay file {os.path.basename(path)}: {type(e).__name__}: {e}")
                     continue
-                if len(cache) > self.cache_files:
-                    cache.pop(next(iter(cache)))
             data = cache[path]
             T = len(data["actions"])
             w = self.max_seq_len
@@ -1482,56 +1197,19 @@ class DiskReplayBuffer(torch.utils.data.IterableDataset):
         raise RuntimeError(f"no readable trajectory files in {self.fifo} or {self.protected}")
 
     def __iter__(self):  # an endless stream of windows; the file list is refreshed every 256 samples
-        cache, bad = {}, set()
+        cache, bad = FileCache(self.cache_files, self.cache_bytes), set()
         while True:
             files = [f for f in self.files() if f not in bad]
-            cache = {f: cache[f] for f in files if f in cache}  # forget deleted files
+            cache.keep(files)  # forget deleted files
             for _ in range(256):
                 yield self.sample(files, cache, bad)
 
 
-def load_relabel(spec):
-    """`--relabel module:function` -> the function (None: no relabeling)."""
-    if spec is None:
-        return None
-    module, _, name = spec.partition(":")
-    fn = getattr(importlib.import_module(module), name, None) if name else None
-    if not callable(fn):
-        raise ValueError(
-            f"--relabel {spec!r} must name a function as `module:function`, e.g. envs.mazerunner:relabel_some"
-        )
-    return fn
+def load_relabel(spec):  # --relabel module:function -> the function (None: no relabeling)
+    return spec and load_hook(spec, "--relabel", "envs.mazerunner:relabel_some")
 
 
-def collate(samples):
-    """Right-pad windows to the longest one; mask (B, L) marks real timesteps. A DataLoader worker hands a small batch
-    over as numpy arrays, pickled through its pipe; torch tensors would each go through their own shared-memory file
-    descriptor (~0.5 ms apiece, a fifth of a small CartPole update), which pays off above ~1 MB (pixels, long
-    windows; `benchmarks/speed.py --loader`)."""
-    L = max(len(s["rl2"]) for s in samples)
-    out = {}
-    for k in samples[0]:
-        n = L if k in ("rl2", "time") or k.startswith("obs_") else L - 1
-        out[k] = np.stack(
-            [np.concatenate([s[k], np.zeros((n - len(s[k]), *s[k].shape[1:]), s[k].dtype)]) for s in samples]
-        )
-    out["mask"] = np.stack([np.arange(L) < len(s["rl2"]) for s in samples])
-    if sum(v.nbytes for v in out.values()) > 2**20:
-        out = {k: torch.from_numpy(v) for k, v in out.items()}
-    out["obs"] = {k[len("obs_") :]: out.pop(k) for k in list(out) if k.startswith("obs_")}
-    return out
-
-
-def to_device(batch, device):  # numpy or torch (from collate) -> torch on device
-    return {
-        k: to_device(v, device) if isinstance(v, dict) else torch.as_tensor(v).to(device, non_blocking=True)
-        for k, v in batch.items()
-    }
-
-
-# ======================================================================================================
-# Training step, evaluation, checkpoints
-# ======================================================================================================
+# ==================================== Training step, evaluation, argument checks ====================================
 def num_epochs(args):  # epochs of collect -> train -> eval that total_timesteps asks for
     return math.ceil(args.total_timesteps / (args.timesteps_per_epoch * args.num_envs))
 
@@ -1549,13 +1227,15 @@ def train_step(agent, optimizer, accelerator, batch, args, updates):
         g["lr"] = lr_at(args, updates)
     with accelerator.autocast():
         loss, metrics = agent(batch)
+    if not torch.isfinite(loss):  # one step on a NaN/inf loss makes every weight NaN: stop before it
+        raise FloatingPointError(f"non-finite loss {loss.item()} at update {updates}; the weights are unchanged")
     optimizer.zero_grad(set_to_none=True)
     accelerator.backward(loss)
     metrics["losses/grad_norm"] = accelerator.clip_grad_norm_(
         accelerator.unwrap_model(agent).trainable_parameters(), args.grad_clip
     )
     optimizer.step()
-    accelerator.unwrap_model(agent).update_targets()
+    accelerator.unwrap_model(agent).update_targets()  # deviation: EMA after the optimizer step (the reference: before)
     return metrics
 
 
@@ -1568,16 +1248,19 @@ def obs_to_torch(obs, device):
 
 
 @torch.no_grad()
-def evaluate(agent, envs, episodes, greedy, device, seed=None):
-    """Run every actor until it has finished its share of `episodes`; returns (returns, env names, metrics)."""
+def evaluate(agent, envs, episodes, greedy, device, seed=None, max_steps=100_000):
+    """Run every actor until it has finished its share of `episodes`, or for max_steps steps; returns (returns, env
+    names, metrics) of the finished episodes."""
     agent.eval()
     N = envs.num_envs
     per_env = math.ceil(episodes / N)
-    obs, _ = envs.reset(seed=seed)
+    obs, info = envs.reset(seed=seed)
     hidden = agent.traj.init_hidden(N, device)
     ep_ret, finished = np.zeros(N), np.zeros(N, int)
     returns, names, extra = [], [], []
-    while (finished < per_env).any():
+    for _ in range(max_steps):
+        if not (finished < per_env).any():
+            break
         a, hidden = agent.get_actions(*obs_to_torch(obs, device), hidden, greedy=greedy)
         obs, rew, term, trunc, info = envs.step(a.cpu().numpy())
         ep_ret += rew
@@ -1594,45 +1277,14 @@ def evaluate(agent, envs, episodes, greedy, device, seed=None):
         ep_ret[done] = 0
         hidden = agent.traj.reset_hidden(hidden, torch.as_tensor(done, device=device))
     agent.train()
+    if (finished < per_env).any():  # an env that (nearly) never ends
+        msg = (
+            f"evaluation on {info['env_name'][0]}: {len(returns)} of {per_env * N} episodes ended in {max_steps} steps"
+        )
+        if not returns:
+            raise RuntimeError(f"{msg} per actor (--eval-max-steps): does the env ever end? (e.g. a TimeLimit)")
+        warnings.warn(f"{msg} per actor (--eval-max-steps); reporting those")
     return returns, names, extra
-
-
-def eval_metrics(returns, names, extra):
-    """Per env name: mean return, bottom-quintile return, and the mean of every metric the env logged."""
-    out = {}
-    for name in sorted(set(names)):
-        idx = [i for i, n in enumerate(names) if n == name]
-        rets = np.array([returns[i] for i in idx])
-        out[f"eval/{name}/return"] = rets.mean()
-        out[f"eval/{name}/bottom_quintile_return"] = np.percentile(rets, 20)
-        for key in sorted({k for i in idx for k in extra[i]}):
-            out[f"eval/{name}/{key}"] = np.mean([float(extra[i][key]) for i in idx if key in extra[i]])
-    out["eval/return"] = np.mean([out[f"eval/{n}/return"] for n in sorted(set(names))])  # env names weigh equally
-    return out
-
-
-def save_checkpoint(path, agent, optimizer, explore, counters):
-    state = {
-        "agent": agent.state_dict(),  # weights, targets, PopArt and input-norm statistics
-        "optimizer": optimizer.state_dict(),
-        "explore": explore.state_dict(),
-        "counters": counters,
-        "rng": {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()},
-    }
-    tmp = Path(str(path) + ".tmp")
-    torch.save(state, tmp)
-    os.replace(tmp, path)  # a crash mid-save leaves the previous checkpoint intact
-
-
-def load_checkpoint(path, agent, optimizer, explore):
-    state = torch.load(path, map_location="cpu", weights_only=False)
-    agent.load_state_dict(state["agent"])
-    optimizer.load_state_dict(state["optimizer"])
-    explore.load_state_dict(state["explore"])
-    random.setstate(state["rng"]["python"])
-    np.random.set_state(state["rng"]["numpy"])
-    torch.set_rng_state(state["rng"]["torch"])
-    return state["counters"]
 
 
 def check_args(args):
@@ -1648,15 +1300,15 @@ def check_args(args):
         "d_model",
         "n_layers",
         "eval_episodes",
+        "eval_max_steps",
         "buffer_max_size",
         "traj_save_len",
-        "tmaze_corridor",
         "max_time_idx",
     ]
     for name in positive:
         if getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
-    if not 0 < args.gamma < 1 or not all(0 <= g < 1 for g in args.multigammas):
+    if not 0 <= args.gamma < 1 or not all(0 <= g < 1 for g in args.multigammas):
         raise ValueError(f"discounts must lie in [0, 1): --gamma {args.gamma}, --multigammas {args.multigammas}")
     if args.traj_save_len < args.max_seq_len:
         raise ValueError(f"--traj-save-len {args.traj_save_len} must be >= --max-seq-len {args.max_seq_len}")
@@ -1683,9 +1335,11 @@ def make_exploration(args, envs):
     common = (args.num_envs, envs.single_action_space, args.eps_start, args.eps_end, anneal, args.seed)
     if args.exploration == "bilevel":
         return BilevelEpsilonGreedy(*common, args.bilevel_horizon, args.bilevel_eps_end)
-    if args.exploration == "tmaze":
-        return TMazeEpsilonGreedy(*common, args.tmaze_corridor)
-    return EpsilonGreedy(*common)
+    if args.exploration == "egreedy":
+        return EpsilonGreedy(*common)
+    # module:f: f(EpsilonGreedy, envs) returns a subclass, constructed like EpsilonGreedy (e.g. envs/tmaze.py)
+    factory = load_hook(args.exploration, "--exploration", "envs.tmaze:TMazeEpsilonGreedy (or egreedy, bilevel)")
+    return factory(EpsilonGreedy, envs)(*common)
 
 
 if __name__ == "__main__":
@@ -1698,9 +1352,10 @@ if __name__ == "__main__":
         [args.run_name or f"{args.env_id}__{args.exp_name}__{args.seed}__{int(time.time())}"]
     )[0]
     run_dir = Path("runs") / run_name
-    ckpt_path = run_dir / "checkpoint.pt"
-    if args.resume and not ckpt_path.exists():
-        raise FileNotFoundError(f"--resume: no checkpoint at {ckpt_path} (pass the --run-name of the run to continue)")
+    ckpt_path, buffer_root = run_dir / "checkpoint.pt", Path(args.buffer_dir) / run_name
+    # one learner per run, never a reused name without --resume (other ranks of one launch share the run)
+    lock = claim_run(buffer_root, ckpt_path, args.resume) if main_process else None
+    stop = StopSignals()  # Ctrl-C / SIGTERM: stop at the next step or update and save a checkpoint
     if args.track and main_process:
         import wandb
 
@@ -1734,6 +1389,8 @@ if __name__ == "__main__":
     # env setup
     envs = make_vec_env(args.env_id, args.num_envs, args.env_mode, args.seed, args.capture_video, run_name)
     eval_envs = make_vec_env(args.env_id, args.num_envs, args.env_mode, args.seed + 10_000)
+    if main_process:  # the buffer holds one env's data
+        check_spec(buffer_root, args.env_id, envs.single_observation_space["obs"], envs.single_action_space)
 
     # ALGO LOGIC: initialize agent here:
     agent = Agent(args, envs.single_observation_space["obs"], envs.single_action_space).to(device)
@@ -1741,7 +1398,7 @@ if __name__ == "__main__":
         agent.trainable_parameters(), lr=args.learning_rate, weight_decay=args.weight_decay, fused=True
     )
     buffer = DiskReplayBuffer(
-        Path(args.buffer_dir) / run_name,
+        buffer_root,
         args.buffer_max_size,
         args.max_seq_len,
         agent.A,
@@ -1749,11 +1406,12 @@ if __name__ == "__main__":
         args.file_format,
         relabel=load_relabel(args.relabel),
         padded_sampling=args.padded_sampling,
+        obs_space=envs.single_observation_space["obs"],
     )
     loader = None  # started once the buffer holds a file
     explore = make_exploration(args, envs)
     counters = {"epoch": 0, "global_step": 0, "updates": 0, "frames": {}}  # frames: env steps per env name
-    if args.resume:
+    if args.resume and ckpt_path.exists():
         counters = load_checkpoint(ckpt_path, agent, optimizer, explore)
         print(
             f"resumed {run_name} at epoch {counters['epoch']}, {counters['global_step']} steps, {counters['updates']} updates"
@@ -1782,10 +1440,13 @@ if __name__ == "__main__":
         policy.eval()
         t0 = time.time()
         for _ in range(args.timesteps_per_epoch):
+            if stop:
+                break
             a, hidden = policy.get_actions(*obs_to_torch(obs, device), hidden, greedy=args.train_greedy)
             a = explore(a.cpu().numpy(), obs["time"])
             next_obs, rew, term, trunc, info = envs.step(a)
             done = term | trunc
+            check_finite(args.env_id, counters["global_step"], rew, next_obs, info.get("final_obs"), done)
             counters["global_step"] += args.num_envs
             ep_ret += rew
             ep_len += 1
@@ -1828,6 +1489,8 @@ if __name__ == "__main__":
         if loader is not None:
             policy.train()
             for _ in range(args.batches_per_epoch):
+                if stop:
+                    break
                 metrics = train_step(
                     agent, optimizer, accelerator, to_device(next(loader), device), args, counters["updates"]
                 )
@@ -1837,6 +1500,8 @@ if __name__ == "__main__":
                 writer.add_scalar(k, accelerator.reduce(v.detach().float(), "mean").item(), counters["global_step"])
             writer.add_scalar("charts/updates_per_s", ups, counters["global_step"])
             writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], counters["global_step"])
+        if stop:  # the unfinished epoch is done again on --resume
+            break
         counters["epoch"] = epoch + 1
         sps = int((counters["global_step"] - start_step) / (time.time() - start_time))
         writer.add_scalar("charts/SPS", sps, counters["global_step"])
@@ -1846,7 +1511,9 @@ if __name__ == "__main__":
         writer.add_scalar("charts/updates", counters["updates"], counters["global_step"])
 
         if args.eval_interval and (counters["epoch"] % args.eval_interval == 0 or counters["epoch"] == epochs):
-            ev = eval_metrics(*evaluate(policy, eval_envs, args.eval_episodes, args.eval_greedy, device))
+            seed = args.seed + 10_000 + counters["epoch"] * args.num_envs  # same-seed runs see the same eval episodes
+            ev = evaluate(policy, eval_envs, args.eval_episodes, args.eval_greedy, device, seed, args.eval_max_steps)
+            ev = eval_metrics(*ev)
             for k, v in ev.items():
                 writer.add_scalar(k, v, counters["global_step"])
             progress.set_postfix(
@@ -1859,6 +1526,9 @@ if __name__ == "__main__":
         ):
             run_dir.mkdir(parents=True, exist_ok=True)
             save_checkpoint(ckpt_path, policy, optimizer, explore, counters)
+    if stop and main_process:
+        save_checkpoint(ckpt_path, policy, optimizer, explore, counters)
+        print(f"stopped: checkpoint saved at epoch {counters['epoch']}; continue with --resume --run-name {run_name}")
 
     if args.save_model and main_process:
         torch.save(policy.state_dict(), run_dir / f"{args.exp_name}.cleanrl_model")
@@ -1866,3 +1536,4 @@ if __name__ == "__main__":
     envs.close()
     eval_envs.close()
     writer.close()
+    sys.exit(128 + stop.signum if stop else 0)

@@ -1,5 +1,5 @@
 """Does the critic know where a CartPole episode ends? Probes checkpoints of CartPole runs made by benchmarks/run.py
-with the CartPole recipe of classic_control.sh (README, "What fixed CartPole"):
+with the CartPole recipe of classic_control.sh (benchmarks/README.md, "What fixed CartPole"):
 
 - buffer (gru only, with --buffer-run): the whole episodes in one run's replay buffer that ended at the track's edge
   (|x| > 2.2 at the last step, started at t = 0) go through each checkpoint's gru from t = 0; it prints Q(gamma=0.999)
@@ -7,8 +7,8 @@ with the CartPole recipe of classic_control.sh (README, "What fixed CartPole"):
 - greedy (--greedy N): N greedy episodes per checkpoint; it prints each episode's length and final cart position x
   (|x| = 2.4 ends an episode), and for the gru Q(0.999) of the action taken at the first and last step.
 
-    python benchmarks/cartpole_edge_q.py --buffer-run rm_g_s2 --greedy 3 rm_g_s2 ps_g_s2
-    python benchmarks/cartpole_edge_q.py --encoder transformer --greedy 10 ps_t_s2_killed
+    python benchmarks/cartpole_edge_q.py --buffer-run RUN --greedy 3 RUN OTHER_RUN   # runs in benchmarks/out/
+    python benchmarks/cartpole_edge_q.py --encoder transformer --greedy 10 RUN
 """
 
 import argparse

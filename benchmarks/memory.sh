@@ -1,48 +1,54 @@
 #!/usr/bin/env bash
-# Issue-4 benchmarks: memory and in-context RL on envs/ (each <= 90 min on the 2-core CPU, greedy eval), transformer
+# Memory and in-context RL recipes on envs/ (each <= 90 min on the 2-core CPU, greedy eval), transformer
 # against ff (no memory). AMAGO's structure is kept everywhere (7 gammas acting on the last, 4 critics / 2 for TD,
-# PopArt, both actor terms, rl2 inputs); default model sizes (d_model 64, 2 layers). Targets:
-#   tmaze       T-Maze passive, H = 50 (TMazePassive-v0). The reference recipe (examples/04_tmaze.py): reward x100,
+# PopArt, both actor terms, rl2 inputs); default model sizes (d_model 64, 2 layers). Each recipe writes runs named
+# <recipe>_<encoder> and records them in benchmarks/results/<recipe>/. Targets:
+#   tmaze_h50   T-Maze passive, H = 50 (TMazePassive-v0). The reference recipe (examples/04_tmaze.py): reward x100,
 #               gamma 0.9999, max_seq_len = H + 1 (the whole episode in context), eps 0.5/H in the corridor
-#               (--exploration tmaze), argmax actions in training and eval (--train-greedy), eps_end 0.01.
+#               (--exploration envs.tmaze:TMazeEpsilonGreedy), argmax actions in training and eval (--train-greedy), eps_end 0.01.
 #               transformer: success >= 0.95 over 200 eval episodes (eval return >= 0.95 implies it: penalties are
 #               <= 0); ff: reaches the junction in >= 90% of the episodes and succeeds in 40-60% (it cannot remember).
 #   frozenlake  Meta-Frozen-Lake 4x4, 5 attempts, the attempt index hidden (MetaFrozenLake-HideK-v0: a memory-free
 #               policy that sees k/K can act differently per attempt, which is not the memory the test is about);
 #               max_seq_len 80 = 5 attempts x 16 steps.
 #               ff runs with --hide-rl2: the previous action and reward cross the soft reset and mark the rollout's
-#               first step, which gave ff with rl2 attempt 0 0.40 against 0.58 in attempts 1-4 (README).
+#               first step, which gave ff with rl2 attempt 0 0.40 against 0.58 in attempts 1-4
+#               (benchmarks/README.md).
 #               transformer: success in the last attempts >= attempt 0 + 0.2; ff: gap <= 0.05 (200 eval rollouts).
 #   keydoor     Dark Key-Door, 5x5 room, 20-step attempts, 200-step rollouts (DarkKeyDoor-5x5-v0); bilevel
 #               exploration over the rollout, reward x100. max_seq_len 100 (5 attempts of context) where the reference
 #               puts the whole rollout in context: an update's cost grows (at least) linearly with the window, so 200
 #               steps would about halve the updates that fit in 90 min, and once the key and door are found the last 5
-#               attempts show where they are. (Measured: --max-seq-len 200 learned no faster per update; README.)
+#               attempts show where they are. (Measured: --max-seq-len 200 learned no faster per update.)
 #               64 actors x 200 steps per epoch (12,800 env steps, i.e. 64 new rooms, per 200 updates): in-context
 #               learning is learned across tasks, and the rooms seen, not the updates, held the transformer back: with
-#               16 actors it was at 5-8 after 3,000 updates, with 64 at 16 (README). Collecting costs little next to
+#               16 actors it was at 5-8 after 3,000 updates, with 64 at 16. Collecting costs little next to
 #               the updates (~3 s of each ~54 s epoch).
 #               transformer eval return >= 2x the ff eval return, over 64 rollouts (one per actor).
 # The criteria other than the T-Maze return are eval metrics the envs log (eval/<env>/success, ".../reached junction",
 # ".../attempt <i> success", ".../doors opened"); `report` prints the last value of each after a run.
-# Usage: bash benchmarks/memory.sh [tmaze|frozenlake|keydoor|all|tmaze100]
+#   tmaze_h100  the stretch: T-Maze H = 100, transformer only (not in `all`).
+# A recipe never replaces its recorded results: OVERWRITE=1 does, TAG=check_ writes under another recipe name.
+# Usage: bash benchmarks/memory.sh [tmaze_h50|frozenlake|keydoor|all|tmaze_h100]
 #   ENCS=transformer MINUTES=60 bash benchmarks/memory.sh frozenlake                  # one encoder
-#   MINUTES=3 TAG=check_ EXTRA="--eval-interval 1" bash benchmarks/memory.sh tmaze   # a short check of the commands
+#   MINUTES=3 TAG=check_ EXTRA="--eval-interval 1" bash benchmarks/memory.sh tmaze_h50   # a short check of the commands
 # --padded-sampling none: these runs were recorded when none was the scripts' default (now right).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
 minutes=${MINUTES:-90}
 extra=${EXTRA:-}  # appended to every command (a later flag overrides an earlier one)
-tag=${TAG:-}  # prefix of the run names (benchmarks/out/<tag><name>)
+tag=${TAG:-}  # prefix of the recipe and run names
+over=${OVERWRITE:+--overwrite}
+run() { python benchmarks/run.py --minutes "$minutes" --recipe $tag$1 --name $tag$2 $over "${@:3}"; }  # RECIPE NAME ...
 
 report() { python benchmarks/last_eval.py "$1"; }  # the last greedy eval of every eval/ metric of run $1
 
 for enc in ${ENCS:-transformer ff}; do  # ENCS=ff runs only ff (to run the two side by side)
-  if [[ $what == tmaze || $what == all ]]; then
+  if [[ $what == tmaze_h50 || $what == all ]]; then
     target=$([[ $enc == transformer ]] && echo "--target 0.95 --stop-at-target" || true)
-    python benchmarks/run.py --minutes "$minutes" --name ${tag}tmaze_h50_$enc $target -- \
-      --env-id envs:TMazePassive-v0 --traj-encoder $enc --exploration tmaze --tmaze-corridor 50 --train-greedy \
+    run tmaze_h50 tmaze_h50_$enc $target -- \
+      --env-id envs:TMazePassive-v0 --traj-encoder $enc --exploration envs.tmaze:TMazeEpsilonGreedy --train-greedy \
       --reward-multiplier 100 --gamma 0.9999 --max-seq-len 51 --traj-save-len 51 --timesteps-per-epoch 51 \
       --batches-per-epoch 100 --total-timesteps 200000 --eps-anneal-frac 0.2 --eps-end 0.01 \
       --eval-interval 10 --eval-episodes 200 --padded-sampling none $extra
@@ -50,23 +56,23 @@ for enc in ${ENCS:-transformer ff}; do  # ENCS=ff runs only ff (to run the two s
   fi
   if [[ $what == frozenlake || $what == all ]]; then
     hide=$([[ $enc == ff ]] && echo "--hide-rl2" || true)
-    python benchmarks/run.py --minutes "$minutes" --name ${tag}frozenlake_4x4_k5_$enc -- \
+    run frozenlake frozenlake_$enc -- \
       --env-id envs:MetaFrozenLake-HideK-v0 --traj-encoder $enc $hide --max-seq-len 80 --traj-save-len 80 \
       --total-timesteps 250000 --eps-anneal-frac 0.2 --eval-interval 5 --eval-episodes 200 --padded-sampling none $extra
-    report ${tag}frozenlake_4x4_k5_$enc
+    report ${tag}frozenlake_$enc
   fi
   if [[ $what == keydoor || $what == all ]]; then
-    python benchmarks/run.py --minutes "$minutes" --name ${tag}darkkeydoor_5x5_$enc -- \
+    run keydoor keydoor_$enc -- \
       --env-id envs:DarkKeyDoor-5x5-v0 --traj-encoder $enc --exploration bilevel --bilevel-horizon 200 \
       --reward-multiplier 100 --max-seq-len 100 --traj-save-len 200 --num-envs 64 --timesteps-per-epoch 200 \
       --total-timesteps 2000000 --eps-anneal-frac 0.25 --eval-interval 5 --eval-episodes 64 --padded-sampling none $extra
-    report ${tag}darkkeydoor_5x5_$enc
+    report ${tag}keydoor_$enc
   fi
 done
 # the stretch: T-Maze H = 100 (TMazePassive-H100-v0), transformer only, the same recipe with the whole episode in context
-if [[ $what == tmaze100 ]]; then
-  python benchmarks/run.py --minutes "$minutes" --name ${tag}tmaze_h100_transformer --target 0.95 --stop-at-target -- \
-    --env-id envs:TMazePassive-H100-v0 --traj-encoder transformer --exploration tmaze --tmaze-corridor 100 --train-greedy \
+if [[ $what == tmaze_h100 ]]; then
+  run tmaze_h100 tmaze_h100_transformer --target 0.95 --stop-at-target -- \
+    --env-id envs:TMazePassive-H100-v0 --traj-encoder transformer --exploration envs.tmaze:TMazeEpsilonGreedy --train-greedy \
     --reward-multiplier 100 --gamma 0.9999 --max-seq-len 101 --traj-save-len 101 --timesteps-per-epoch 101 \
     --batches-per-epoch 100 --total-timesteps 200000 --eps-anneal-frac 0.2 --eps-end 0.01 \
     --eval-interval 5 --eval-episodes 200 --padded-sampling none $extra

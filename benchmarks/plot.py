@@ -1,49 +1,46 @@
-"""Collect benchmark curves into benchmarks/results/ (CSV copies + one PNG per group) for the README.
+"""Draw every benchmark plot from the recorded results: benchmarks/results/<recipe>/*.csv -> <recipe>.png.
 
-    python benchmarks/plot.py lunarlander lunarlander_default            # group name, then run names
-    python benchmarks/plot.py cartpole cartpole_transformer_s1 cartpole_gru_s1 ...
-    python benchmarks/plot.py multitask multiscale_amago2_s1 multiscale_amago_s1 \\
-        --metrics eval/MultiScaleBandit-x1/success eval/MultiScaleBandit-x100/success   # any eval/ scalar
+    python benchmarks/plot.py                 # every recipe
+    python benchmarks/plot.py cartpole keydoor
+
+Each recipe's plot holds one greedy-eval curve per run (benchmarks/run.py writes the CSVs). The multitask recipe
+plots its per-scale success instead (multitask.sh writes <run>_per_scale.csv). benchmarks/results/archive/ holds
+results of earlier recipes and is not plotted.
 """
 
-import argparse
-import shutil
+import csv
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from common.logs import read_scalars  # noqa: E402
 from common.plot import plot_curves  # noqa: E402
 
+RESULTS = ROOT / "benchmarks" / "results"
+# recipe -> (CSV files, columns, y label); every other recipe: each <run>.csv's eval_return
+SPECIAL = {"multitask": ("*_per_scale.csv", ["success_x1", "success_x10", "success_x100"], "greedy success")}
 
-def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("group")
-    p.add_argument("names", nargs="+")
-    p.add_argument("--metrics", nargs="*", default=None, help="eval scalars to plot instead of the eval return")
-    a = p.parse_args()
-    results = ROOT / "benchmarks" / "results"
-    results.mkdir(exist_ok=True)
+
+def plot(recipe):
+    pattern, columns, ylabel = SPECIAL.get(recipe, ("*.csv", ["eval_return"], "greedy eval return"))
     curves = {}
-    for name in a.names:
-        src = ROOT / "benchmarks" / "out" / name / "curve.csv"
-        shutil.copy(src, results / f"{name}.csv")
-        rows = [line.split(",") for line in src.read_text().splitlines()[1:]]
-        if not a.metrics:
-            curves[name] = [(float(r[0]), float(r[3])) for r in rows]
+    for f in sorted((RESULTS / recipe).glob(pattern)):
+        if recipe not in SPECIAL and f.stem.endswith("_per_scale"):
             continue
-        minute_at = {int(r[1]): float(r[0]) for r in rows}  # eval env step -> wall minutes
-        scalars = read_scalars(ROOT / "benchmarks" / "out" / name / "runs" / name)
-        for m in a.metrics:
-            pts = [(minute_at[s], v) for _, s, v in scalars.get(m, []) if s in minute_at]
-            curves[f"{name} {m.split('/', 1)[1]}"] = pts  # eval/<env>/<metric> -> "<env>/<metric>"
-    ylabel = "greedy eval return"
-    if a.metrics:  # one metric: its name; several: a common label (the legend names each)
-        ylabel = a.metrics[0].rsplit("/", 1)[-1] if len(a.metrics) == 1 else "greedy eval"
-    plot_curves(curves, results / f"{a.group}.png", title=a.group, ylabel=ylabel)
-    print(f"wrote {results / (a.group + '.png')}")
+        rows = list(csv.DictReader(f.open()))
+        for col in columns:
+            label = f.stem.removesuffix("_per_scale") + ("" if len(columns) == 1 else " " + col)
+            curves[label] = [(float(r["minutes"]), float(r[col])) for r in rows]
+    if not curves:
+        sys.exit(f"no results in {RESULTS / recipe}: known recipes are {', '.join(recipes())}")
+    plot_curves(curves, RESULTS / f"{recipe}.png", title=recipe, ylabel=ylabel)
+    print(f"wrote {(RESULTS / recipe).relative_to(ROOT)}.png ({len(curves)} curves)")
+
+
+def recipes():
+    return sorted(d.name for d in RESULTS.iterdir() if d.is_dir() and d.name != "archive")
 
 
 if __name__ == "__main__":
-    main()
+    for r in sys.argv[1:] or recipes():
+        plot(r)

@@ -1,14 +1,18 @@
 """Train amago_agent.py under a wall-clock budget and report its figures.
 
-    python benchmarks/run.py --minutes 90 --name ll -- --env-id LunarLander-v2 --traj-encoder transformer
+    python benchmarks/run.py --minutes 120 --recipe lunarlander --name lunarlander_transformer -- \
+        --env-id LunarLander-v2 --traj-encoder transformer
 
 Everything after `--` goes to the script unchanged. Prints the eval curve (greedy eval return vs wall time),
-writes benchmarks/out/<name>/curve.csv, and ends with one line `RESULT {json}`.
+writes benchmarks/out/<name>/curve.csv, and ends with one line `RESULT {json}`. With --recipe, the curve and the
+RESULT also go to benchmarks/results/<recipe>/<name>.csv and .json; a run never replaces a recorded result unless
+given --overwrite, and its name must start with the recipe's (so each recipe only writes its own files).
 """
 
 import argparse
 import json
 import resource
+import signal
 import subprocess
 import sys
 import time
@@ -39,10 +43,20 @@ def main():
     p.add_argument("--script", default="amago_agent.py")
     p.add_argument("--target", type=float, default=None, help="report the first minute the eval return reached this")
     p.add_argument("--stop-at-target", action="store_true", help="stop the run at the first eval at or above --target")
+    p.add_argument("--recipe", default=None, help="record the result in benchmarks/results/<recipe>/<name>.{csv,json}")
+    p.add_argument("--overwrite", action="store_true", help="replace the recorded result of the same name")
     p.add_argument("script_args", nargs=argparse.REMAINDER)
     a = p.parse_args()
     if a.stop_at_target and a.target is None:
         p.error("--stop-at-target needs --target")
+    record = ROOT / "benchmarks" / "results" / a.recipe if a.recipe else None
+    if record and not a.name.startswith(a.recipe):
+        p.error(f"--name {a.name!r} must start with the recipe name {a.recipe!r}")
+    taken = [f for f in (record / f"{a.name}.csv", record / f"{a.name}.json") if f.exists()] if record else []
+    if taken and not a.overwrite:
+        p.error(
+            f"{taken[0].relative_to(ROOT)} holds a recorded result; pass --overwrite to replace it, or another --name"
+        )
     script_args = [x for x in a.script_args if x != "--"]
     out = ROOT / "benchmarks" / "out" / a.name
     out.mkdir(parents=True, exist_ok=True)
@@ -58,6 +72,13 @@ def main():
     print("command:", " ".join(cmd[1:]), flush=True)
     start = time.time()
     proc = subprocess.Popen(cmd, cwd=out, stdout=open(out / "stdout.log", "w"), stderr=subprocess.STDOUT)
+
+    def stop(signum, frame):  # stopped ourselves: stop the run too (it saves a checkpoint) and wait for it
+        proc.terminate()
+        proc.wait()
+        sys.exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
     deadline, rc = start + a.minutes * 60, None
     while rc is None:
         try:
@@ -98,6 +119,10 @@ def main():
         hits = [r[0] for r in curve if r[3] >= a.target]
         result["first_minute_at_or_above"] = {str(a.target): round(hits[0], 1) if hits else None}
     print("RESULT " + json.dumps(result), flush=True)
+    if record:
+        record.mkdir(parents=True, exist_ok=True)
+        (record / f"{a.name}.csv").write_text((out / "curve.csv").read_text())
+        (record / f"{a.name}.json").write_text(json.dumps({"recipe": a.recipe, **result}, indent=1) + "\n")
 
 
 if __name__ == "__main__":

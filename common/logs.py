@@ -1,6 +1,23 @@
-"""Read the scalars a run wrote to tensorboard (`runs/<run_name>/events.*`)."""
+"""Run logs: the eval metrics a run writes, and reading back the scalars it wrote to tensorboard
+(`runs/<run_name>/events.*`)."""
 
 from pathlib import Path
+
+import numpy as np
+
+
+def eval_metrics(returns, names, extra):
+    """Per env name: mean return, bottom-quintile return, and the mean of every metric the env logged."""
+    out = {}
+    for name in sorted(set(names)):
+        idx = [i for i, n in enumerate(names) if n == name]
+        rets = np.array([returns[i] for i in idx])
+        out[f"eval/{name}/return"] = rets.mean()
+        out[f"eval/{name}/bottom_quintile_return"] = np.percentile(rets, 20)
+        for key in sorted({k for i in idx for k in extra[i]}):
+            out[f"eval/{name}/{key}"] = np.mean([float(extra[i][key]) for i in idx if key in extra[i]])
+    out["eval/return"] = np.mean([out[f"eval/{n}/return"] for n in sorted(set(names))])  # env names weigh equally
+    return out
 
 
 def read_scalars(run_dir):

@@ -13,6 +13,15 @@ import gymnasium as gym
 
 LOG_PREFIX = "AMAGO_LOG_METRIC"  # info keys starting with this are averaged and logged per env name at eval
 
+
+def require(module: str, pip_name: str):
+    """Import a benchmark suite's own package when its env is made, with the install line as the error."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        raise ImportError(f"this environment needs {module!r} ({e}): run `pip install {pip_name}`") from e
+
+
 _ENVS = {
     # memory (issue 4)
     "TMazePassive-v0": "envs.tmaze:TMaze",
@@ -37,7 +46,38 @@ _ENVS = {
     "MazeRunner-v0": "envs.mazerunner:MazeRunner",
     # AMAGO-2: hidden tasks that differ only by reward scale (issue 5)
     "MultiScaleBandit-v0": "envs.multiscale:MultiScale",
+    # benchmark suites, each with its own package (imported when the env is made; the error names the pip line)
+    "DMC-cheetah-run-v0": ("envs.dmc:DMControl", {"domain": "cheetah", "task": "run"}),
+    "DMC-walker-walk-v0": ("envs.dmc:DMControl", {"domain": "walker", "task": "walk"}),
+    "DMC-cartpole-swingup-v0": ("envs.dmc:DMControl", {"domain": "cartpole", "task": "swingup"}),
+    "Atari-MultiGame-v0": ("envs.atari:Atari", {"games": ("Pong", "Boxing", "Breakout", "Gopher", "MsPacman")}),
+    "BabyAI-MT-Easy-v0": ("envs.babyai:BabyAI", {"levels": ("GoToRedBallNoDists", "GoToObj")}),
+    "BabyAI-MT-v0": (
+        "envs.babyai:BabyAI",
+        {"levels": ("GoToRedBallNoDists", "GoToObj", "GoToRedBall", "GoToLocal", "PickupLoc", "OpenDoor", "GoToDoor")},
+    ),
+    # Procgen: two attempts per level; the six games with a "memory" mode, and five "easy" platformers
+    "Procgen-Memory-TwoShot-v0": (
+        "envs.procgen_env:Procgen",
+        {"games": ("dodgeball", "caveflyer", "heist", "jumper", "maze", "miner"), "mode": "memory"},
+    ),
+    "Procgen-Easy-TwoShot-v0": (
+        "envs.procgen_env:Procgen",
+        {"games": ("climber", "coinrun", "jumper", "ninja", "leaper"), "mode": "easy"},
+    ),
+    "Procgen-Maze-TwoShot-v0": ("envs.procgen_env:Procgen", {"games": ("maze",), "mode": "memory"}),
+    # Meta-World: 3 attempts per task; ML1 per task family, ML10 / ML45 train and held-out test families
+    "MetaWorld-ML10-Train-v0": ("envs.metaworld_env:MetaWorld", {"name": "ml10", "split": "train"}),
+    "MetaWorld-ML10-Test-v0": ("envs.metaworld_env:MetaWorld", {"name": "ml10", "split": "test"}),
+    "MetaWorld-ML45-Train-v0": ("envs.metaworld_env:MetaWorld", {"name": "ml45", "split": "train"}),
+    "MetaWorld-ML45-Test-v0": ("envs.metaworld_env:MetaWorld", {"name": "ml45", "split": "test"}),
 }
+for _game in ("Pong", "Breakout", "Boxing", "Gopher", "MsPacman", "SpaceInvaders", "Qbert", "Seaquest"):
+    _ENVS[f"Atari-{_game}-v0"] = ("envs.atari:Atari", {"games": (_game,)})
+for _task in ("reach", "push", "pick-place", "door-open", "drawer-close", "button-press"):
+    for _split in ("train", "test"):  # ML1: the same family, 50 train goals and 50 other test goals
+        _name = f"MetaWorld-ML1-{_task}" + ("-Test" if _split == "test" else "")
+        _ENVS[f"{_name}-v0"] = ("envs.metaworld_env:MetaWorld", {"name": f"{_task}-v3", "split": _split})
 
 # POPGym: one id per popgym game, PopGym-<Game>-v0 (e.g. PopGym-RepeatPreviousEasy-v0), listed from popgym's own
 # table, so only where popgym is installed (importing it takes ~10 ms)
@@ -50,3 +90,9 @@ for _id, _entry in _ENVS.items():
     _ep, _kw = _entry if isinstance(_entry, tuple) else (_entry, {})
     if _id not in gym.registry:
         gym.register(_id, entry_point=_ep, kwargs=_kw)
+
+# XLand-MiniGrid: jax, all actors in one env (`--env-mode already_vectorized`); a room size per id, 4 attempts per
+# ruleset (envs/xland.py)
+for _grid in ("R1-9x9", "R1-13x13", "R4-13x13"):
+    if f"XLand-Trivial-{_grid}-v0" not in gym.registry:
+        gym.register(f"XLand-Trivial-{_grid}-v0", vector_entry_point="envs.xland:XLandVecEnv", kwargs={"grid": _grid})

@@ -87,3 +87,23 @@ class TMaze(gym.Env):
         # the fixed episode length is the end of the task (the agent sees the time index), so it is a termination
         # that is not bootstrapped (the reference sets terminated = truncated = True)
         return self._obs(), reward, done, False, info
+
+
+def TMazeEpsilonGreedy(base, envs):
+    """`--exploration envs.tmaze:TMazeEpsilonGreedy`: the script's epsilon-greedy (`base`), but with eps fixed at 0.5/H
+    on corridor steps 1 .. H-4 (H: the corridor length of `envs`, a vector env of T-Mazes), and the annealed schedule
+    at the start (the cue) and the last steps (the turn), as AMAGO's examples/04_tmaze.py. The corridor asks for H-1
+    "right" actions in a row, a worst case for epsilon-greedy that the task (a test of memory) does not mean to pose."""
+    try:
+        H = int(envs.get_attr("H")[0])
+    except AttributeError:
+        raise ValueError("--exploration envs.tmaze:TMazeEpsilonGreedy needs a T-Maze env (envs.tmaze.TMaze)") from None
+
+    class TMazeEpsilonGreedy(base):
+        corridor = H
+
+        def epsilon(self, time_idx):
+            in_corridor = (time_idx > 0) & (time_idx < H - 3)
+            return np.where(in_corridor, 0.5 / H, super().epsilon(time_idx))
+
+    return TMazeEpsilonGreedy

@@ -58,3 +58,4 @@ class BitsEnv(gym.Env):
 gym.register("DummyBox-v0", entry_point=lambda **kw: CountingEnv(box=True, **kw))
 gym.register("DummyMultiBinary-v0", entry_point=lambda **kw: BitsEnv(**kw))
 gym.register("DummyDiscrete-v0", entry_point=lambda **kw: CountingEnv(**kw))
+gym.register("TMaze-H4-v0", entry_point="envs.tmaze:TMaze", kwargs={"corridor_length": 4})  # tests/test_learning.py

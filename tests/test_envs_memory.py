@@ -1,23 +1,19 @@
-"""The memory / meta-RL envs (envs/: T-Maze, Meta-Frozen-Lake, Key-Door, the k-shot helper), T-Maze exploration,
---train-greedy, and short runs of the agent on them."""
+"""The memory and meta-RL envs (envs/): T-Maze and its pixel version, Meta-Frozen-Lake, Key-Door and the k-shot
+helper: the gymnasium env checker, seeding, and each env's rules played by hand."""
 
-import subprocess
-import sys
 import warnings
 from collections import deque
-from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-import amago_agent as amago
 import envs
-from common.logs import read_scalars
 from envs.frozen_lake import FrozenLakeAttempt, MetaFrozenLake
 from envs.key_door import RoomKeyDoor
 from envs.kshot import KShot
+from envs.pixel_tmaze import PixelTMaze
 from envs.tmaze import TMaze
 
 P = envs.LOG_PREFIX
@@ -31,7 +27,7 @@ IDS = [
     "DarkKeyDoor-5x5-v0",
     "LightKeyDoor-5x5-v0",
 ]
-CHECKED_IDS = IDS + ["TMazePassive-H100-v0", "PixelTMaze-v0", "PixelTMazeDict-v0"]  # pixel T-Maze: tests/test_cnn.py
+CHECKED_IDS = IDS + ["TMazePassive-H100-v0", "PixelTMaze-v0", "PixelTMazeDict-v0"]
 RIGHT, UP, LEFT, DOWN = range(4)  # T-Maze actions
 
 
@@ -168,6 +164,41 @@ def test_tmaze_penalty_for_every_non_right_step_and_failure_when_short():
     assert rewards[:3] == [0.0, -1 / H, -1 / H] and rewards[3] == -1 / H
     # 3 wasted steps: the agent never reaches the junction, so it fails whatever the goal
     assert rewards[-1] == 0.0 and info[f"{P} success"] == 0.0 and info[f"{P} reached junction"] == 0.0
+
+
+# ---------------------------------------------------------------- Pixel T-Maze
+def test_pixel_tmaze_has_tmazes_rules():
+    """Same seed, same actions: the same goal, rewards, ends and infos as T-Maze (corridor 10), on 24x24 uint8 frames.
+    Half the episodes walk the corridor and turn at random (successes and failures), half act at random."""
+    rng = np.random.default_rng(0)
+    for seed in range(40):
+        pix, ref = PixelTMaze(), TMaze(10)
+        acts = [0] * 10 + [int(rng.choice([1, 3]))] if seed % 2 else rng.integers(0, 4, 11).tolist()
+        frame, _ = pix.reset(seed=seed)
+        ref.reset(seed=seed)
+        assert pix.goal == ref.goal and frame.shape == (24, 24, 3) and frame.dtype == np.uint8
+        for t, a in enumerate(acts):
+            frame, r, term, trunc, info = pix.step(a)
+            assert (r, term, trunc, info) == ref.step(a)[1:]
+            assert term == (t == 10)  # H + 1 steps
+
+
+def test_pixel_tmaze_shows_the_cue_in_the_first_frame_only():
+    """Episodes with opposite goals and the same actions differ only in frame 0, where a yellow mark sits on the cell
+    above (goal up) or below (goal down) the start."""
+    episodes = {}
+    for seed in range(20):
+        env = PixelTMaze()
+        frames = [env.reset(seed=seed)[0]] + [env.step(a)[0] for a in [0] * 10 + [1]]
+        episodes.setdefault(env.goal, frames)
+    up, down = episodes[1], episodes[-1]
+    assert all(np.array_equal(a, b) for a, b in zip(up[1:], down[1:]))
+    c, x0, y0 = env.cell, env.x0, env.y0
+    above, below = (slice(y0 - c, y0), slice(x0, x0 + c)), (slice(y0 + c, y0 + 2 * c), slice(x0, x0 + c))
+    assert (up[0][above] == (255, 255, 0)).all() and (down[0][below] == (255, 255, 0)).all()
+    diff = up[0] != down[0]
+    diff[above] = diff[below] = False
+    assert not diff.any()
 
 
 # ---------------------------------------------------------------- Meta-Frozen-Lake
@@ -357,166 +388,3 @@ def test_kshot_rejects_what_it_cannot_extend():
         KShot(gym.make("Blackjack-v1"), 2)
     with pytest.raises(ValueError, match=r"k \(attempts per rollout\) must be >= 1, got 0"):
         KShot(FrozenLakeAttempt(), 0)
-
-
-# ---------------------------------------------------------------- T-Maze exploration
-def test_tmaze_exploration_is_low_in_the_corridor_only():
-    H, N = 20, 3
-    space = gym.spaces.Discrete(4)
-    tm = amago.TMazeEpsilonGreedy(N, space, 1.0, 0.05, 100, seed=0, corridor=H)
-    eg = amago.EpsilonGreedy(N, space, 1.0, 0.05, 100, seed=0)
-    for step in [0, 50, 200]:
-        tm.step_count = eg.step_count = step
-        for t in range(H + 2):
-            eps = tm.epsilon(np.full(N, t))
-            expect = np.full(N, 0.5 / H) if 1 <= t <= H - 4 else eg.epsilon(np.full(N, t))
-            np.testing.assert_allclose(eps, expect)
-    assert not np.allclose(eg.epsilon(0), 0.5 / H)  # outside, the annealed (and randomly scaled) schedule
-    # the actions: inside the corridor, a random action replaces the agent's w.p. 0.5/H (changes it w.p. 3/4 of that)
-    tm.step_count = 0
-    changed = np.mean([tm(np.zeros(N, int), np.full(N, 5)) != 0 for _ in range(20_000)])
-    assert abs(changed - 0.5 / H * 0.75) < 0.004
-    args = amago.Args(exploration="tmaze", tmaze_corridor=H, num_envs=N)
-    made = amago.make_exploration(args, gym.vector.SyncVectorEnv([lambda: gym.make("TMazePassive-v0")] * N))
-    assert isinstance(made, amago.TMazeEpsilonGreedy) and made.corridor == H
-
-
-# ---------------------------------------------------------------- the agent on these envs
-SCRIPT = Path(amago.__file__)
-TINY = [
-    "--num-envs",
-    "2",
-    "--batch-size",
-    "4",
-    "--max-seq-len",
-    "8",
-    "--d-model",
-    "16",
-    "--n-layers",
-    "1",
-    "--n-heads",
-    "2",
-    "--d-ff",
-    "32",
-    "--tstep-hidden",
-    "16",
-    "--tstep-dim",
-    "16",
-    "--actor-hidden",
-    "16",
-    "--critic-hidden",
-    "16",
-    "--eval-interval",
-    "2",
-    "--eval-episodes",
-    "2",
-    "--num-workers",
-    "0",
-]
-
-
-def run_agent(tmp_path, *args):
-    cmd = [sys.executable, str(SCRIPT), "--run-name", "r", *TINY, *args]
-    out = subprocess.run(
-        cmd,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={"PYTHONPATH": str(SCRIPT.parent), "PATH": ""},
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
-    return tmp_path / "runs" / "r"
-
-
-def test_agent_runs_on_tmaze_with_its_recipe_and_logs_success(tmp_path):
-    run = run_agent(
-        tmp_path,
-        "--env-id",
-        "envs:TMazePassive-v0",
-        "--exploration",
-        "tmaze",
-        "--tmaze-corridor",
-        "50",
-        "--train-greedy",
-        "--reward-multiplier",
-        "100",
-        "--gamma",
-        "0.9999",
-        "--traj-save-len",
-        "64",
-        "--total-timesteps",
-        "204",
-        "--timesteps-per-epoch",
-        "51",
-        "--batches-per-epoch",
-        "2",
-    )
-    tags = read_scalars(run)
-    assert {"eval/TMazePassive-v0/success", "eval/TMazePassive-v0/reached junction"} <= set(tags)
-    assert all(v in (0.0, 0.5, 1.0) for _, _, v in tags["eval/TMazePassive-v0/success"])
-
-
-def test_agent_runs_on_meta_frozen_lake_and_logs_each_attempt(tmp_path):
-    run = run_agent(
-        tmp_path,
-        "--env-id",
-        "envs:MetaFrozenLake-v0",
-        "--traj-encoder",
-        "gru",
-        "--traj-save-len",
-        "16",
-        "--total-timesteps",
-        "64",
-        "--timesteps-per-epoch",
-        "8",
-        "--batches-per-epoch",
-        "2",
-    )
-    tags = set(read_scalars(run))
-    assert {f"eval/MetaFrozenLake-v0/attempt {i} success" for i in range(5)} <= tags
-
-
-def test_train_greedy_makes_training_rollouts_deterministic(tmp_path):
-    """With no exploration and no updates, a greedy policy plays the same actions in every T-Maze episode with the
-    same cue; a sampling policy (the default) does not."""
-
-    def actions_by_goal(*flag):
-        d = tmp_path / ("greedy" if flag else "sampled")
-        d.mkdir()
-        run_agent(
-            d,
-            "--env-id",
-            "envs:TMazePassive-v0",
-            "--traj-encoder",
-            "ff",
-            "--eps-start",
-            "0",
-            "--eps-end",
-            "0",
-            "--batches-per-epoch",
-            "0",
-            "--traj-save-len",
-            "64",
-            "--total-timesteps",
-            "612",
-            "--timesteps-per-epoch",
-            "51",
-            "--eval-interval",
-            "0",
-            *flag,
-        )
-        seqs, count = {-1: set(), 1: set()}, {-1: 0, 1: 0}
-        for f in (d / "buffers" / "r" / "fifo").glob("*.npz"):
-            data = np.load(f)
-            assert len(data["actions"]) == 51  # whole episodes (traj_save_len 64)
-            goal = int(data["obs_observation"][0, 1])  # the cue in the first observation
-            seqs[goal].add(data["actions"].argmax(-1).tobytes())
-            count[goal] += 1
-        assert sum(count.values()) == 12 and max(count.values()) >= 2  # 12 episodes: some share a cue
-        return seqs
-
-    greedy = actions_by_goal("--train-greedy")
-    assert all(len(s) <= 1 for s in greedy.values())
-    sampled = actions_by_goal()
-    assert any(len(s) > 1 for s in sampled.values())

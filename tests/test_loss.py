@@ -1,8 +1,11 @@
+"""AMAGO's loss and its parts: n-step TD targets, PopArt, the critic ensemble, the actor's distributions, which
+parameters each loss term trains, padding, and the target networks' EMA."""
+
 import copy
 
-import gymnasium as gym
 import pytest
 import torch
+from conftest import make_agent, random_batch
 
 import amago_agent as amago
 
@@ -85,47 +88,6 @@ def test_discrete_probs_are_clipped():
     actor = amago.Actor(d_state=4, action_dim=4, kind="discrete", num_gammas=1, d_hidden=8, discrete_clip=(1e-3, 0.99))
     p = actor.probs(torch.tensor([[[[100.0, 0, 0, 0]]]]))
     assert p.min() > 9e-4 and abs(p.sum().item() - 1) < 1e-6
-
-
-def make_agent(kind, **overrides):
-    space = {"discrete": gym.spaces.Discrete(3), "box": gym.spaces.Box(-1, 1, (2,))}[kind]
-    obs_space = gym.spaces.Dict({"observation": gym.spaces.Box(-1, 1, (4,))})
-    args = amago.Args(
-        traj_encoder="transformer",
-        d_model=16,
-        n_layers=1,
-        n_heads=2,
-        d_ff=32,
-        tstep_hidden=16,
-        tstep_dim=16,
-        actor_hidden=16,
-        critic_hidden=16,
-        max_seq_len=6,
-        **overrides,
-    )
-    torch.manual_seed(0)
-    return amago.Agent(args, obs_space, space), args
-
-
-def random_batch(agent, B=4, L=7, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    A = agent.A
-    acts = (
-        torch.nn.functional.one_hot(torch.randint(0, A, (B, L - 1), generator=g), A).float()
-        if agent.kind == "discrete"
-        else torch.rand(B, L - 1, A, generator=g) * 2 - 1
-    )
-    mask = torch.ones(B, L, dtype=torch.bool)
-    mask[0, 4:] = False  # a padded row
-    return {
-        "obs": {"observation": torch.randn(B, L, 4, generator=g)},
-        "rl2": torch.randn(B, L, A + 1, generator=g),
-        "time": torch.arange(L).repeat(B, 1),
-        "mask": mask,
-        "actions": acts,
-        "rewards": torch.randn(B, L - 1, generator=g),
-        "terminated": torch.zeros(B, L - 1, dtype=torch.bool),
-    }
 
 
 @pytest.mark.parametrize("kind", ["discrete", "box"])

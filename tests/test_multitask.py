@@ -1,22 +1,18 @@
-"""amago_multitask.py (AMAGO-2's MultiTaskAgent) and its benchmark env, MultiScaleBandit-v0."""
+"""amago_multitask.py (AMAGO-2's MultiTaskAgent): the two-hot critic, one-hot action samples, the loss, and its
+benchmark env, MultiScaleBandit-v0. Its short training run is in tests/test_training_run.py."""
 
-import subprocess
-import sys
 import warnings
-from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from conftest import make_agent, random_batch
 from gymnasium.utils.env_checker import check_env
 
 import amago_multitask as mt
-from common.logs import read_scalars
 from envs.multiscale import MultiScale
-
-SCRIPT = Path(__file__).resolve().parents[1] / "amago_multitask.py"
 
 
 def make_critics(num_bins=128, return_range=(-1e5, 1e5), **kw):
@@ -101,44 +97,8 @@ def test_one_hot_samples_follow_the_clipped_policy():
 
 
 # -------------------------------------------------------- loss --------------------------------------------------------
-def make_agent(kind, **overrides):
-    space = {"discrete": gym.spaces.Discrete(3), "box": gym.spaces.Box(-1, 1, (2,))}[kind]
-    obs_space = gym.spaces.Dict({"observation": gym.spaces.Box(-1, 1, (4,))})
-    args = mt.Args(
-        traj_encoder="gru",
-        d_model=16,
-        n_layers=1,
-        tstep_hidden=16,
-        tstep_dim=16,
-        actor_hidden=16,
-        critic_hidden=16,
-        max_seq_len=6,
-        num_bins=32,
-        **overrides,
-    )
-    torch.manual_seed(0)
-    return mt.Agent(args, obs_space, space)
-
-
-def random_batch(agent, B=4, L=7):
-    g = torch.Generator().manual_seed(0)
-    A = agent.A
-    acts = (
-        F.one_hot(torch.randint(0, A, (B, L - 1), generator=g), A).float()
-        if agent.kind == "discrete"
-        else torch.rand(B, L - 1, A, generator=g) * 2 - 1
-    )
-    mask = torch.ones(B, L, dtype=torch.bool)
-    mask[0, 4:] = False
-    return {
-        "obs": {"observation": torch.randn(B, L, 4, generator=g)},
-        "rl2": torch.randn(B, L, A + 1, generator=g),
-        "time": torch.arange(L).repeat(B, 1),
-        "mask": mask,
-        "actions": acts,
-        "rewards": 100 * torch.randn(B, L - 1, generator=g),
-        "terminated": torch.zeros(B, L - 1, dtype=torch.bool),
-    }
+def small_agent(kind, **overrides):
+    return make_agent(kind, mt, traj_encoder="gru", num_bins=32, **overrides)[0]
 
 
 def grads(module):
@@ -153,8 +113,8 @@ def test_defaults_are_amago2s():
 
 @pytest.mark.parametrize("kind", ["discrete", "box"])
 def test_critic_loss_is_a_cross_entropy_that_trains_critics_and_encoders_only(kind):
-    agent = make_agent(kind, offline_coeff=0.0)
-    loss, metrics = agent(random_batch(agent))
+    agent = small_agent(kind, offline_coeff=0.0)
+    loss, metrics = agent(random_batch(agent, reward_scale=100.0))
     assert loss.item() == pytest.approx(10 * metrics["losses/critic_loss"].item())
     assert 0 < metrics["losses/critic_loss"].item() < np.log(32) + 1.0  # ~ log(num_bins) at init, never a squared error
     loss.backward()
@@ -163,8 +123,8 @@ def test_critic_loss_is_a_cross_entropy_that_trains_critics_and_encoders_only(ki
 
 @pytest.mark.parametrize("kind", ["discrete", "box"])
 def test_filtered_bc_trains_the_actor_not_the_critics(kind):
-    agent = make_agent(kind, critic_loss_weight=0.0)
-    loss, metrics = agent(random_batch(agent))
+    agent = small_agent(kind, critic_loss_weight=0.0)
+    loss, metrics = agent(random_batch(agent, reward_scale=100.0))
     loss.backward()
     assert 0 < metrics["losses/bc_filter_frac"].item() < 1  # a real filter: some actions kept, some dropped
     assert not grads(agent.critics) and grads(agent.actor) and grads(agent.traj)
@@ -173,8 +133,8 @@ def test_filtered_bc_trains_the_actor_not_the_critics(kind):
 @pytest.mark.parametrize("kind", ["discrete", "box"])
 def test_online_term_reaches_the_actor_through_the_sampled_action_only(kind):
     """The optional DPG term: Gumbel straight-through (discrete) or rsample (Box) carries -Q's gradient to pi."""
-    agent = make_agent(kind, online_coeff=1.0, offline_coeff=0.0, critic_loss_weight=0.0)
-    loss, _ = agent(random_batch(agent))
+    agent = small_agent(kind, online_coeff=1.0, offline_coeff=0.0, critic_loss_weight=0.0)
+    loss, _ = agent(random_batch(agent, reward_scale=100.0))
     loss.backward()
     assert not grads(agent.critics) and grads(agent.actor)
 
@@ -253,64 +213,3 @@ def test_multiscale_bad_arguments_are_clear_errors():
         env = MultiScale()
         env.reset(seed=0)
         env.step(3)
-
-
-def test_script_logs_eval_success_per_scale(tmp_path):
-    """A short run of amago_multitask.py on the benchmark env: eval metrics come out split per hidden scale."""
-    cmd = [
-        sys.executable,
-        str(SCRIPT),
-        "--env-id",
-        "envs:MultiScaleBandit-v0",
-        "--traj-encoder",
-        "gru",
-        "--total-timesteps",
-        "96",
-        "--num-envs",
-        "4",
-        "--timesteps-per-epoch",
-        "12",
-        "--batches-per-epoch",
-        "2",
-        "--batch-size",
-        "4",
-        "--max-seq-len",
-        "8",
-        "--traj-save-len",
-        "8",
-        "--d-model",
-        "16",
-        "--n-layers",
-        "1",
-        "--tstep-hidden",
-        "16",
-        "--tstep-dim",
-        "16",
-        "--actor-hidden",
-        "16",
-        "--critic-hidden",
-        "16",
-        "--eval-interval",
-        "1",
-        "--eval-episodes",
-        "24",
-        "--run-name",
-        "r",
-    ]
-    out = subprocess.run(
-        cmd,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={"PYTHONPATH": str(SCRIPT.parent), "PATH": ""},
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
-    scalars = read_scalars(tmp_path / "runs" / "r")
-    for scale in ("1", "10", "100"):
-        evals = scalars[f"eval/MultiScaleBandit-x{scale}/success"]
-        assert len(evals) == 2 and all(0.0 <= v <= 1.0 for _, _, v in evals)
-        assert scalars[f"charts/frames/MultiScaleBandit-x{scale}"][-1][2] > 0
-    # eval/return weighs the scales equally: it is the mean of the per-scale returns
-    per_scale = [scalars[f"eval/MultiScaleBandit-x{s}/return"][-1][2] for s in ("1", "10", "100")]
-    assert scalars["eval/return"][-1][2] == pytest.approx(np.mean(per_scale), rel=1e-5)

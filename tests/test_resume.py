@@ -1,16 +1,13 @@
-import subprocess
-import sys
-from pathlib import Path
+"""Checkpoints and resume: a resumed update is bit-identical to an uninterrupted one, a checkpoint write is atomic, a
+resumed run continues its counters and buffer, and the learning-rate schedule that follows the update count."""
 
 import gymnasium as gym
 import pytest
 import torch
 from accelerate import Accelerator
+from conftest import make_agent, random_batch, run_script
 
 import amago_agent as amago
-from tests.test_loss import make_agent, random_batch
-
-SCRIPT = Path(__file__).resolve().parents[1] / "amago_agent.py"
 
 
 def build(seed):
@@ -62,50 +59,20 @@ def test_checkpoint_write_is_atomic(tmp_path, monkeypatch):
     assert amago.load_checkpoint(path, agent, opt, explore) == {"updates": 1}
 
 
-def run_script(tmp_path, *extra):
-    cmd = [
-        sys.executable,
-        str(SCRIPT),
-        "--env-id",
-        "CartPole-v1",
-        "--num-envs",
-        "2",
-        "--timesteps-per-epoch",
-        "20",
-        "--batches-per-epoch",
-        "3",
-        "--batch-size",
-        "4",
-        "--d-model",
-        "16",
-        "--n-layers",
-        "1",
-        "--n-heads",
-        "2",
-        "--d-ff",
-        "32",
-        "--eval-interval",
-        "0",
-        "--checkpoint-interval",
-        "1",
-        "--run-name",
-        "r",
-        "--num-workers",
-        "0",
-        *extra,
-    ]
-    return subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+def run_cartpole(tmp_path, **args):
+    cartpole = dict(env_id="CartPole-v1", timesteps_per_epoch=20, batches_per_epoch=3, eval_interval=0, run_name="r")
+    return run_script(tmp_path, check=False, **{**cartpole, "checkpoint_interval": 1, "num_workers": 0, **args})
 
 
 def test_script_resume_continues_counters_and_buffer(tmp_path):
-    first = run_script(tmp_path, "--total-timesteps", "80")
+    first = run_cartpole(tmp_path, total_timesteps=80)
     assert first.returncode == 0, first.stderr[-3000:]
     files_before = set((tmp_path / "buffers/r/fifo").glob("*.npz"))
     state = torch.load(tmp_path / "runs/r/checkpoint.pt", weights_only=False)
     updates = state["counters"]["updates"]  # 3 per epoch once a first episode has been saved
     assert state["counters"] == {"epoch": 2, "global_step": 80, "updates": updates, "frames": {"CartPole-v1": 80}}
     assert updates in (3, 6)
-    second = run_script(tmp_path, "--total-timesteps", "160", "--resume")
+    second = run_cartpole(tmp_path, total_timesteps=160, resume=True)
     assert second.returncode == 0, second.stderr[-3000:]
     assert f"resumed r at epoch 2, 80 steps, {updates} updates" in second.stdout
     state = torch.load(tmp_path / "runs/r/checkpoint.pt", weights_only=False)
@@ -114,7 +81,7 @@ def test_script_resume_continues_counters_and_buffer(tmp_path):
 
 
 def test_resume_without_checkpoint_is_a_clear_error(tmp_path):
-    out = run_script(tmp_path, "--total-timesteps", "40", "--resume", "--run-name", "nothing-here")
+    out = run_cartpole(tmp_path, total_timesteps=40, resume=True, run_name="nothing-here")
     assert out.returncode != 0 and "no checkpoint at runs/nothing-here/checkpoint.pt" in out.stderr
 
 

@@ -1,12 +1,13 @@
-"""A rollout, one token at a time with each encoder's cache / recurrent state, must compute exactly what the
-full-sequence forward computes on each episode, including episodes longer than max_seq_len and actors that
-reset in the middle of the batch. Every attention variant is covered (tests/test_variants.py tests the variants
-themselves)."""
+"""The sequence models. A rollout, one token at a time with each encoder's cache / recurrent state, must compute
+exactly what the full-sequence forward computes on each episode, including episodes longer than max_seq_len and actors
+that reset in the middle of the batch; every attention variant is covered (tests/test_attention.py tests the variants
+themselves). Also: the Mamba scan against a plain recurrence and mamba-ssm's kernel interface, and SigmaReparam."""
 
 import pytest
 import torch
 
 import amago_agent as amago
+from common.kernels import fused_mamba_scan
 
 MAX_SEQ_LEN = 12
 D_IN = 10
@@ -112,3 +113,40 @@ def test_sigma_reparam_normalizes_spectral_norm():
         lin(torch.randn(4, 16))
     w_hat = lin.gamma / (lin.u @ lin.weight @ lin.v) * lin.weight
     assert abs(torch.linalg.matrix_norm(w_hat, ord=2).item() - 1.0) < 1e-3
+
+
+def selective_scan_like_mamba_ssm(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False):
+    """mamba-ssm's selective_scan_fn contract (its selective_scan_ref, variable B and C): u, delta, z (B, D, L),
+    A (D, N), B and C (B, N, L), D (D,); with the dtype rules of its CUDA kernel: u, delta, B, C, z share one dtype,
+    A and D are fp32. Returns (y + D u) * silu(z) as (B, D, L)."""
+    assert u.dtype == delta.dtype == B.dtype == C.dtype == z.dtype and A.dtype == D.dtype == torch.float32
+    assert u.shape == delta.shape == z.shape and B.shape == C.shape == (u.shape[0], A.shape[1], u.shape[2])
+    assert delta_bias is None and not delta_softplus  # our dt arrives already softplus'd
+    u, delta, B, C, z = (t.float() for t in (u, delta, B, C, z))
+    x = u.new_zeros(u.shape[0], A.shape[0], A.shape[1])
+    ys = []
+    for i in range(u.shape[2]):
+        x = torch.exp(delta[:, :, i, None] * A) * x + delta[:, :, i, None] * B[:, None, :, i] * u[:, :, i, None]
+        ys.append(torch.einsum("bdn,bn->bd", x, C[:, :, i]))
+    return (torch.stack(ys, dim=2) + u * D[:, None]) * torch.nn.functional.silu(z)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_mamba_kernel_gets_the_scans_parameters_in_its_layout(dtype):
+    """No GPU here: the fused path is checked against mamba-ssm's documented interface. Under bf16 autocast, u, B, C
+    and z are bf16 while softplus keeps dt in fp32: the adapter must hand the kernel one dtype."""
+    torch.manual_seed(0)
+    block = amago.MambaBlock(d_model=8, d_state=4).eval()
+    x = torch.randn(2, 7, 8)
+    with torch.no_grad():
+        u, z = block.in_proj(x).chunk(2, dim=-1)
+        u = torch.nn.functional.silu(block.conv(u.transpose(1, 2))[..., :7].transpose(1, 2))
+        dt, Bm, Cm = block.ssm_params(u)
+        A = -torch.exp(block.A_log)
+        y = fused_mamba_scan(
+            selective_scan_like_mamba_ssm, u.to(dtype), dt, A, Bm.to(dtype), Cm.to(dtype), block.D, z.to(dtype)
+        )
+        assert y.shape == u.shape
+        torch.testing.assert_close(
+            block.out_proj(y.float()), block(x), atol=1e-5 if dtype == torch.float32 else 5e-2, rtol=0
+        )

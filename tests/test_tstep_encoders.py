@@ -1,29 +1,22 @@
-"""Pixels and dict observations: the CNN timestep encoders (channels first or last), DrQ-v2's random shift, the
-pixel T-Maze (same rules as T-Maze, cue in the first frame only), and short runs of the agent on pixels and dicts."""
-
-import subprocess
-import sys
-from pathlib import Path
+"""The timestep encoders: the CNNs on pixels (channels first or last), DrQ-v2's random shift, dict observations (an
+image beside a state vector), and the rl2 inputs (previous reward and action) that --hide-rl2 blanks."""
 
 import gymnasium as gym
 import numpy as np
 import pytest
 import torch
+from conftest import SMALL
 
 import amago_agent as amago
-import envs  # noqa: F401  (registers the ids)
-from envs.pixel_tmaze import PixelTMaze
-from envs.tmaze import TMaze
 
-SCRIPT = Path(__file__).resolve().parents[1] / "amago_agent.py"
-SMALL = {
+CNN_SIZES = {
     "nature": dict(cnn_channels=(8, 16), cnn_kernels=(3, 3), cnn_strides=(2, 1)),
     "impala": dict(cnn_channels=(4, 8)),
 }
 
 
 def small_args(cnn, **kw):
-    return amago.Args(tstep_hidden=16, tstep_dim=16, cnn=cnn, **SMALL[cnn], **kw)
+    return amago.Args(tstep_hidden=16, tstep_dim=16, cnn=cnn, **CNN_SIZES[cnn], **kw)
 
 
 def image(shape):
@@ -145,129 +138,21 @@ def test_encoder_augments_in_training_only_and_keeps_images_out_of_input_norm():
     assert not torch.allclose(plain({**obs, "image": 255 - obs["image"]}, rl2), base, atol=1e-4)
 
 
-def test_pixel_tmaze_has_tmazes_rules():
-    """Same seed, same actions: the same goal, rewards, ends and infos as T-Maze (corridor 10), on 24x24 uint8 frames.
-    Half the episodes walk the corridor and turn at random (successes and failures), half act at random."""
-    rng = np.random.default_rng(0)
-    for seed in range(40):
-        pix, ref = PixelTMaze(), TMaze(10)
-        acts = [0] * 10 + [int(rng.choice([1, 3]))] if seed % 2 else rng.integers(0, 4, 11).tolist()
-        frame, _ = pix.reset(seed=seed)
-        ref.reset(seed=seed)
-        assert pix.goal == ref.goal and frame.shape == (24, 24, 3) and frame.dtype == np.uint8
-        for t, a in enumerate(acts):
-            frame, r, term, trunc, info = pix.step(a)
-            assert (r, term, trunc, info) == ref.step(a)[1:]
-            assert term == (t == 10)  # H + 1 steps
-
-
-def test_pixel_tmaze_shows_the_cue_in_the_first_frame_only():
-    """Episodes with opposite goals and the same actions differ only in frame 0, where a yellow mark sits on the cell
-    above (goal up) or below (goal down) the start."""
-    episodes = {}
-    for seed in range(20):
-        env = PixelTMaze()
-        frames = [env.reset(seed=seed)[0]] + [env.step(a)[0] for a in [0] * 10 + [1]]
-        episodes.setdefault(env.goal, frames)
-    up, down = episodes[1], episodes[-1]
-    assert all(np.array_equal(a, b) for a, b in zip(up[1:], down[1:]))
-    c, x0, y0 = env.cell, env.x0, env.y0
-    above, below = (slice(y0 - c, y0), slice(x0, x0 + c)), (slice(y0 + c, y0 + 2 * c), slice(x0, x0 + c))
-    assert (up[0][above] == (255, 255, 0)).all() and (down[0][below] == (255, 255, 0)).all()
-    diff = up[0] != down[0]
-    diff[above] = diff[below] = False
-    assert not diff.any()
-
-
-def run_agent(tmp_path, env_id, *extra):
-    from common.logs import read_scalars
-
-    cmd = [
-        sys.executable,
-        str(SCRIPT),
-        "--env-id",
-        env_id,
-        "--run-name",
-        "r",
-        "--num-envs",
-        "2",
-        "--total-timesteps",
-        "88",
-        "--timesteps-per-epoch",
-        "11",
-        "--batches-per-epoch",
-        "2",
-        "--batch-size",
-        "4",
-        "--max-seq-len",
-        "11",
-        "--traj-save-len",
-        "11",
-        "--d-model",
-        "16",
-        "--n-layers",
-        "1",
-        "--n-heads",
-        "2",
-        "--d-ff",
-        "32",
-        "--tstep-hidden",
-        "16",
-        "--tstep-dim",
-        "16",
-        "--actor-hidden",
-        "16",
-        "--critic-hidden",
-        "16",
-        "--eval-interval",
-        "2",
-        "--eval-episodes",
-        "2",
-        "--traj-encoder",
-        "transformer",
-        *extra,
-    ]
-    out = subprocess.run(
-        cmd,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={"PYTHONPATH": str(SCRIPT.parent), "PATH": ""},
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
-    weights = torch.load(tmp_path / "runs" / "r" / "checkpoint.pt", weights_only=False)["agent"]
-    assert any(k.startswith("tstep.cnns.0.") for k in weights)  # --tstep-encoder auto picked the CNN
-    return read_scalars(tmp_path / "runs" / "r"), tmp_path / "buffers" / "r" / "fifo"
-
-
-def test_agent_learns_from_pixels_smoke(tmp_path):
-    """The pixel T-Maze end to end: CNN + random shift in training, uint8 frames in the buffer, success logged."""
-    tags, fifo = run_agent(
-        tmp_path,
-        "envs:PixelTMaze-v0",
-        "--cnn-channels",
-        "8",
-        "16",
-        "--cnn-kernels",
-        "3",
-        "3",
-        "--cnn-strides",
-        "2",
-        "2",
-        "--aug-frac",
-        "0.75",
-        "--aug-pad",
-        "2",
-    )
-    assert len(tags["eval/PixelTMaze-v0/success"]) == 2  # epochs 2 and 4
-    data = np.load(next(fifo.glob("*.npz")))
-    assert data["obs_observation"].dtype == np.uint8 and data["obs_observation"].shape[1:] == (24, 24, 3)
-
-
-def test_agent_runs_on_dict_observations_smoke(tmp_path):
-    """An image (grayscale, channels first) beside a state vector, through the IMPALA backbone."""
-    tags, fifo = run_agent(tmp_path, "envs:PixelTMazeDict-v0", "--cnn", "impala", "--cnn-channels", "4", "8")
-    assert "eval/PixelTMazeDict-v0/success" in tags
-    data = np.load(next(fifo.glob("*.npz")))
-    assert data["obs_image"].shape[1:] == (1, 24, 24) and data["obs_state"].shape[1:] == (2,)
+def test_hide_rl2_makes_the_agent_blind_to_previous_reward_and_action():
+    obs_space = gym.spaces.Dict({"observation": gym.spaces.Box(-1, 1, (3,))})
+    small = dict(**SMALL, max_seq_len=6, traj_encoder="gru")
+    g = torch.Generator().manual_seed(0)
+    obs, time = {"observation": torch.randn(4, 3, generator=g)}, torch.zeros(4, dtype=torch.long)
+    rl2s = [torch.zeros(4, 4), torch.randn(4, 4, generator=g)]  # a rollout's first step vs. an informative one
+    for hide in (False, True):
+        torch.manual_seed(0)
+        agent = amago.Agent(amago.Args(hide_rl2=hide, **small), obs_space, gym.spaces.Discrete(3))
+        s = [
+            agent.traj.step(
+                agent.embed({k: v.unsqueeze(1) for k, v in obs.items()}, r.unsqueeze(1)),
+                time.unsqueeze(1),
+                agent.traj.init_hidden(4, "cpu"),
+            )[0]
+            for r in rl2s
+        ]
+        assert torch.equal(s[0], s[1]) == hide

@@ -1,0 +1,31 @@
+"""Batching the replay buffer's windows for the update: padding, the mask, and the hand-over to the device."""
+
+import numpy as np
+import torch
+
+
+def collate(samples):
+    """Right-pad windows to the longest one; mask (B, L) marks real timesteps. A DataLoader worker hands a small batch
+    over as numpy arrays, pickled through its pipe: torch tensors would each go through their own shared-memory file
+    descriptor, which costs more than pickling until a batch holds ~1 MB (pixels, long windows; measured by
+    `benchmarks/speed.py --loader`)."""
+    L = max(len(s["rl2"]) for s in samples)
+    out = {}
+    for k in samples[0]:
+        n = L if k in ("rl2", "time") or k.startswith("obs_") else L - 1
+        out[k] = np.stack(
+            [np.concatenate([s[k], np.zeros((n - len(s[k]), *s[k].shape[1:]), s[k].dtype)]) for s in samples]
+        )
+    # deviation: an explicit mask of real timesteps (the reference pads rl2 with the value 4.0 and masks on it)
+    out["mask"] = np.stack([np.arange(L) < len(s["rl2"]) for s in samples])
+    if sum(v.nbytes for v in out.values()) > 2**20:
+        out = {k: torch.from_numpy(v) for k, v in out.items()}
+    out["obs"] = {k[len("obs_") :]: out.pop(k) for k in list(out) if k.startswith("obs_")}
+    return out
+
+
+def to_device(batch, device):  # numpy or torch (from collate) -> torch on device
+    return {
+        k: to_device(v, device) if isinstance(v, dict) else torch.as_tensor(v).to(device, non_blocking=True)
+        for k, v in batch.items()
+    }

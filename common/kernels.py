@@ -1,0 +1,57 @@
+"""Optional GPU kernels, imported on first use: flash-attn's attention and mamba-ssm's fused selective scan. Each runs
+when its package is installed and the input is on CUDA; otherwise the script's pure-PyTorch path runs."""
+
+import importlib
+
+import torch
+
+_loaded = {}  # (module, name) -> the kernel, or None when its package is not installed
+_noticed = set()  # fallbacks already announced (once per process)
+
+
+def load_kernel(module, name):
+    if (module, name) not in _loaded:
+        try:
+            _loaded[module, name] = getattr(importlib.import_module(module), name)
+        except ImportError:
+            _loaded[module, name] = None
+    return _loaded[module, name]
+
+
+def flash_attention(q, k, v, window=None):
+    """q, k, v: (B, H, L, E) -> causal attention (B, H, L, E), each query over its last `window` keys incl. itself
+    (None: all), through flash-attn; None when it cannot run (not installed, not CUDA, not half precision)."""
+    if not (q.is_cuda and q.dtype in (torch.float16, torch.bfloat16)):
+        return None
+    kernel = load_kernel("flash_attn", "flash_attn_func")
+    if kernel is None:
+        return None
+    left = -1 if window is None else window - 1  # window_size = (keys to the left, keys to the right), -1: all
+    out = kernel(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), causal=True, window_size=(left, 0))
+    return out.transpose(1, 2)  # flash-attn works in (B, L, H, E)
+
+
+def mamba_scan(pure_scan, u, dt, A, Bm, Cm, D, z):
+    """Mamba's gated selective scan (arguments as `fused_mamba_scan`'s) through mamba-ssm's fused kernel on CUDA when
+    it is installed, else through `pure_scan(u, dt, A, Bm, Cm, D, z)`, announced once with how to get the kernel."""
+    kernel = load_kernel("mamba_ssm.ops.selective_scan_interface", "selective_scan_fn") if u.is_cuda else None
+    if kernel is not None:
+        return fused_mamba_scan(kernel, u, dt, A, Bm, Cm, D, z)
+    why = "the model is not on a CUDA device" if not u.is_cuda else "mamba-ssm is not installed"
+    if why not in _noticed:
+        _noticed.add(why)
+        print(
+            f"note: mamba runs its pure-PyTorch scan, slow on long windows ({why}); for mamba-ssm's fused kernel, "
+            "train on a CUDA GPU after `pip install -r requirements-cuda.txt`",
+            flush=True,
+        )
+    return pure_scan(u, dt, A, Bm, Cm, D, z)
+
+
+def fused_mamba_scan(kernel, u, dt, A, Bm, Cm, D, z):
+    """u, dt, z (B, L, d_inner), A (d_inner, n), Bm, Cm (B, L, n), D (d_inner,) -> (C_t h_t + D u_t) * silu(z_t):
+    (B, L, d_inner), through `kernel` = mamba-ssm's selective_scan_fn."""
+    # the kernel wants (B, channels, L), one dtype (u's) for u, dt, B, C and z, and fp32 A and D (under autocast,
+    # softplus gives dt in fp32 while u is bf16); dt is already softplus'd, hence delta_softplus=False
+    t = lambda x: x.to(u.dtype).transpose(1, 2)
+    return kernel(t(u), t(dt), A.float(), t(Bm), t(Cm), D.float(), z=t(z), delta_softplus=False).transpose(1, 2)

@@ -1,0 +1,133 @@
+"""A run's folders, kept safe from the user and from other processes: a run name is never reused by accident, one
+learner at a time holds a run (an OS lock on a file), a buffer records which env's data it holds, temp files of killed
+writers are removed, and Ctrl-C / SIGTERM end the run at a consistent point, so that it can save a checkpoint."""
+
+import fcntl
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+
+
+def claim_run(buffer_root, ckpt_path, resume, role="learner"):
+    """Before a run writes anything: create its buffer folder, take its lock, refuse a reused run name without
+    --resume, and remove the temp files of dead writers. Returns the open lock file: the lock lasts as long as it (the
+    process). role "learner" (the process that trains and checkpoints) is exclusive; any other role (e.g. a process
+    that only collects into the shared buffer, or a rank > 0 of one multi-process launch) takes no lock."""
+    buffer_root, ckpt_path = Path(buffer_root), Path(ckpt_path)
+    try:
+        buffer_root.mkdir(parents=True, exist_ok=True)
+        lock = open(buffer_root / f"{role}.lock", "a+")
+    except OSError as e:
+        raise ValueError(f"--buffer-dir {str(buffer_root.parent)!r}: cannot write {buffer_root} ({e})") from None
+    if role == "learner":
+        try:
+            # a POSIX record lock: the OS releases it when this process ends, however it ends, and forked children
+            # (DataLoader workers, async envs) do not hold it (with flock they would, until they notice the parent died)
+            fcntl.lockf(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except (BlockingIOError, PermissionError):
+            lock.seek(0)
+            pid = lock.read().strip() or "?"
+            raise RuntimeError(
+                f"run {buffer_root.name!r} is in use by another process (PID {pid} holds {lock.name}): wait for it "
+                "to end, or pick another --run-name"
+            ) from None
+        lock.seek(0)
+        lock.truncate()
+        lock.write(f"{os.getpid()}\n")
+        lock.flush()
+    fifo = buffer_root / "fifo"
+    has_data = fifo.is_dir() and any(n.endswith(".npz") for n in os.listdir(fifo))
+    if not resume and (ckpt_path.exists() or has_data):
+        raise FileExistsError(
+            f"run {buffer_root.name!r} already exists ({ckpt_path if ckpt_path.exists() else fifo} holds its data): "
+            "pass --resume to continue it, or another --run-name to start a new run (nothing was changed)"
+        )
+    if resume and not ckpt_path.exists():
+        if not has_data:
+            raise FileNotFoundError(
+                f"--resume: no checkpoint at {ckpt_path} (pass the --run-name of the run to continue)"
+            )
+        print(f"note: no checkpoint at {ckpt_path} yet: the run starts again from epoch 0 with its buffer's files")
+    if role == "learner":
+        remove_stale_tmps(fifo)
+        Path(str(ckpt_path) + ".tmp").unlink(missing_ok=True)  # a checkpoint write that was killed
+    return lock
+
+
+def pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
+def remove_stale_tmps(folder):
+    """Trajectory files are written to `.{name}.{pid}.tmp` and renamed when whole: a temp file whose writer is gone
+    was killed mid-write. Those (and temp files without a pid) are removed; a live writer's are left alone."""
+    if not Path(folder).is_dir():
+        return
+    for name in os.listdir(folder):
+        if name.endswith(".tmp"):
+            pid = name[: -len(".tmp")].rsplit(".", 1)[-1]
+            if not (pid.isdigit() and pid_alive(int(pid))):
+                (Path(folder) / name).unlink(missing_ok=True)
+
+
+def signature(space):
+    """What a buffer's files depend on: each space's kind, shape, dtype (and n); not its bounds, whose text form
+    changes with numpy versions."""
+    if isinstance(getattr(space, "spaces", None), dict):  # a Dict space
+        return {k: signature(s) for k, s in space.spaces.items()}
+    return f"{type(space).__name__} {tuple(space.shape)} {space.dtype}" + (
+        f" n={space.n}" if hasattr(space, "n") else ""
+    )
+
+
+def check_spec(buffer_root, env_id, obs_space, action_space):
+    """The first run of a buffer records its env id and spaces in spec.json; a process whose env differs is refused
+    before it writes a file there (another env's files would break the run's loader and its --resume)."""
+    spec = {"env_id": env_id, "observation_space": signature(obs_space), "action_space": signature(action_space)}
+    path = Path(buffer_root) / "spec.json"
+    if path.exists():
+        held = json.loads(path.read_text())
+        if held != spec:
+            raise ValueError(
+                f"{buffer_root} holds data of env {held['env_id']} (observations {held['observation_space']}, "
+                f"actions {held['action_space']}); this run's env is {env_id} (observations {spec['observation_space']}, "
+                f"actions {spec['action_space']}): use another --run-name or --buffer-dir"
+            )
+        return
+    tmp = path.with_name(f".spec.json.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(spec, indent=1))
+    os.replace(tmp, path)
+
+
+class StopSignals:
+    """Ctrl-C (SIGINT) and SIGTERM set a flag that the training loop checks between env steps and between updates, so
+    it stops at a consistent point and saves a checkpoint. A second Ctrl-C stops at once (without saving). Processes
+    forked afterwards (async env workers, DataLoader workers) inherit the handler: they run on until the main process
+    closes them, instead of dying under it."""
+
+    def __init__(self):
+        self.signum, self.pid = 0, os.getpid()
+        for s in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(s, self.handle)
+
+    def handle(self, signum, frame):
+        if os.getpid() != self.pid:  # a forked worker: the main process decides
+            return
+        if self.signum and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        self.signum = signum
+        print(
+            f"\n{signal.Signals(signum).name}: stopping after this step (Ctrl-C again: at once, without saving)",
+            file=sys.stderr,
+        )
+
+    def __bool__(self):
+        return self.signum != 0

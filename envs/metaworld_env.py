@@ -1,0 +1,102 @@
+"""Meta-World's meta-RL benchmarks (Yu et al., 2019): ML1, ML10 and ML45 with k attempts per task, the MultiTaskAgent's
+showcase (the reference: amago/envs/builtin/metaworld_ml.py).
+
+    python amago_multitask.py --env-id envs:MetaWorld-ML1-reach-v0 --max-seq-len 256
+
+- a task is one (task family, goal) pair from the benchmark's split: ML1 has one family (e.g. reach-v3) with 50
+  train goals and 50 other test goals; ML10 has 10 train families and 5 held-out test families, ML45 45 and 5. The
+  goal is never in the observation (Meta-World's partially observable ML setting): the agent finds it by trying.
+- every rollout draws a task (family, then goal), and the agent gets k attempts of 500 steps at it (envs/kshot.py:
+  Meta-World's 39-dim observation less its 3 goal slots, which the ML setting zeroes,
+  + the soft reset flag and attempt index; the rollout is terminated after the
+  k-th attempt). Rewards are Meta-World's dense shaped ones.
+- logging: the env's name is the task family's (`MetaWorld-reach-v3`), so eval metrics are split per family; at the
+  rollout's end `f"{LOG_PREFIX} attempt {i} success"` (the attempt reached the goal at any step) and `... return`.
+- the benchmark's goal sets are built once per process with a fixed seed (ML10: ~8 s, ML45: ~30 s), so the train and
+  eval envs of every run share them.
+Needs `pip install metaworld==3.1.1` (it pins mujoco 3.3.0: Meta-World's models do not load on mujoco 4).
+"""
+
+import functools
+
+import gymnasium as gym
+import numpy as np
+
+from envs import require
+from envs.kshot import KShot
+
+BENCHMARKS = ("ml10", "ml45")  # or an ML1 task family name, e.g. "reach-v3"
+
+
+@functools.cache
+def benchmark(name: str, seed: int = 0):
+    metaworld = require("metaworld", "metaworld==3.1.1")
+    if name == "ml10":
+        return metaworld.ML10(seed=seed)
+    if name == "ml45":
+        return metaworld.ML45(seed=seed)
+    if name not in metaworld.ML1.ENV_NAMES:
+        raise ValueError(f"unknown Meta-World benchmark {name!r}; accepted: ml10, ml45, or an ML1 task: "
+                         + ", ".join(metaworld.ML1.ENV_NAMES))  # fmt: skip
+    return metaworld.ML1(name, seed=seed)
+
+
+class MetaWorldTasks(gym.Env):
+    """One attempt at the current task; `reset_task(rng)` draws the next task, `reset()` keeps it (KShot's hook)."""
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, name: str = "reach-v3", split: str = "train", max_steps: int = 500):
+        if split not in ("train", "test"):
+            raise ValueError(f"split must be 'train' or 'test', got {split!r}")
+        bench = benchmark(name)
+        self.classes = bench.train_classes if split == "train" else bench.test_classes
+        tasks = bench.train_tasks if split == "train" else bench.test_tasks
+        self.tasks = {fam: [t for t in tasks if t.env_name == fam] for fam in self.classes}
+        self.families, self.envs, self.max_steps = sorted(self.classes), {}, max_steps
+        self.family = self.families[0]
+        self.reset_task(np.random.default_rng(0))
+        space = self.env.observation_space  # (39,): hand, gripper, 2 objects, the same 18 a step earlier, goal
+        low, high = space.low[:36].astype(np.float32), space.high[:36].astype(np.float32)
+        self.observation_space = gym.spaces.Box(low, high)  # the goal's 3 slots are always 0 here: left out
+        self.action_space = self.env.action_space
+
+    @property
+    def env_name(self):
+        return f"MetaWorld-{self.family}"
+
+    def reset_task(self, rng):
+        self.family = self.families[int(rng.integers(len(self.families)))]
+        if self.family not in self.envs:  # one MuJoCo model per family, built when first drawn
+            self.envs[self.family] = self.classes[self.family]()
+            self.envs[self.family].max_path_length = self.max_steps
+        self.env = self.envs[self.family]
+        tasks = self.tasks[self.family]
+        self.env.set_task(tasks[int(rng.integers(len(tasks)))])  # fixes the goal: every reset() keeps it
+
+    @property
+    def goal(self):
+        return self.env._target_pos.copy()  # (3,), for tests; the agent never sees it
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.success = 0.0
+        obs, _ = self.env.reset()  # deterministic: the hand, object and goal positions are the task's
+        return obs[:36].astype(np.float32), {}
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = self.env.step(np.asarray(action, np.float32))
+        self.success = max(self.success, float(info["success"]))
+        info = {"success": self.success}  # KShot logs it at the attempt's end: success at any step of the attempt
+        return obs[:36].astype(np.float32), float(reward), bool(terminated), bool(truncated), info
+
+
+class MetaWorld(KShot):
+    """k attempts per task: KShot around MetaWorldTasks, named after the current task family."""
+
+    def __init__(self, name: str = "reach-v3", split: str = "train", k: int = 3, max_steps: int = 500):
+        super().__init__(MetaWorldTasks(name, split, max_steps), k)
+
+    @property
+    def env_name(self):
+        return self.env.env_name

@@ -1,0 +1,337 @@
+"""Faults and bad input: whatever a user does or an env emits, nothing saved is lost or corrupted, and the error says
+what was wrong (the env id, step, key, file or flag) and what is accepted. The envs below are written for the purpose;
+the scripts reach them as `--env-id tests.test_faults:<id>`."""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+
+sys.path.insert(0, str(Path(__file__).parent))  # conftest, also when a script imports this module for its envs
+from conftest import MULTITASK_SCRIPT, ROOT, SCRIPT, TINY_RUN, flags, make_agent, random_batch, run_script  # noqa: E402
+
+import amago_agent  # noqa: E402
+import amago_multitask  # noqa: E402
+from common.guards import FileCache  # noqa: E402
+from common.logs import read_scalars  # noqa: E402
+from common.rundir import claim_run  # noqa: E402
+
+
+class FaultyEnv(gym.Env):
+    """Box(4) observations, Discrete(3) actions, episodes of `length` steps (None: never ending; end_first: only the
+    first episode of an instance ends). From step `bad_after` of an instance on, the reward is +inf or one observation
+    entry is NaN. reward "random": each step's reward is drawn from the env's seeded RNG."""
+
+    observation_space = gym.spaces.Box(-1.0, 1.0, (4,), np.float32)
+    action_space = gym.spaces.Discrete(3)
+
+    def __init__(self, length=5, bad=None, bad_after=0, reward="one", end_first=None):
+        self.length, self.bad, self.bad_after, self.reward, self.end_first = length, bad, bad_after, reward, end_first
+        self.steps, self.episodes = 0, 0
+
+    def obs(self):
+        o = np.full(4, 0.1 * (self.t % 5), np.float32)
+        if self.bad == "obs" and self.steps > self.bad_after:
+            o[2] = np.nan
+        return o
+
+    def reset(self, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        self.episodes += 1
+        return self.obs(), {}
+
+    def step(self, action):
+        self.t += 1
+        self.steps += 1
+        r = float(self.np_random.random()) if self.reward == "random" else 1.0
+        if self.bad == "reward" and self.steps > self.bad_after:
+            r = float("inf")
+        ends = self.end_first if self.end_first and self.episodes == 1 else self.length
+        return self.obs(), r, ends is not None and self.t >= ends, False, {}
+
+
+gym.register("FaultsInfReward-v0", entry_point=FaultyEnv, kwargs=dict(bad="reward", bad_after=60))
+gym.register("FaultsNanObs-v0", entry_point=FaultyEnv, kwargs=dict(bad="obs", bad_after=60))
+gym.register("FaultsRandomReturn-v0", entry_point=FaultyEnv, kwargs=dict(length=3, reward="random"))
+gym.register("FaultsNeverEnds-v0", entry_point=FaultyEnv, kwargs=dict(length=None))
+gym.register("FaultsEndsOnce-v0", entry_point=FaultyEnv, kwargs=dict(length=None, end_first=3))
+
+
+class TextObsEnv(FaultyEnv):
+    observation_space = gym.spaces.Text(8)
+
+
+ENV = "tests.test_faults:"
+SCRIPTS = pytest.mark.parametrize("module", [amago_agent, amago_multitask], ids=["agent", "multitask"])
+RUN = dict(env_id=ENV + "FaultsRandomReturn-v0", run_name="r", num_workers=0, timesteps_per_epoch=10)
+RUN.update(total_timesteps=40, batches_per_epoch=1, eval_interval=1, checkpoint_interval=1)
+
+
+def ckpt(path):
+    return torch.load(path / "runs/r/checkpoint.pt", weights_only=False)
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory):
+    """A finished 2-epoch run named r (checkpoint, buffer files, 2 evals); tests copy it."""
+    path = tmp_path_factory.mktemp("finished")
+    run_script(path, **RUN)
+    return path
+
+
+def copy_run(src, dst):
+    for d in ("runs", "buffers"):
+        shutil.copytree(src / d, dst / d)
+    return {p: p.read_bytes() for p in [*dst.glob("buffers/r/fifo/*"), dst / "runs/r/checkpoint.pt"]}
+
+
+def unchanged(saved):
+    return all(p.read_bytes() == b for p, b in saved.items())
+
+
+# --------------------------------------------------- what an env emits ---------------------------------------------------
+@pytest.mark.parametrize(
+    "script, env, what",
+    [(SCRIPT, "FaultsInfReward-v0", "reward inf"), (MULTITASK_SCRIPT, "FaultsNanObs-v0", "observation 'observation'")],
+    ids=["inf-reward", "nan-obs"],
+)
+def test_nonfinite_env_output_stops_before_the_buffer(tmp_path, script, env, what):
+    """A bad step (at each actor's 61st step, in epoch 7) is a clear error; the checkpoint of epoch 6 and every file
+    saved stay as they were, and hold only finite values."""
+    out = run_script(
+        tmp_path, script, check=False, **{**RUN, "env_id": ENV + env, "total_timesteps": 200, "eval_interval": 0}
+    )
+    assert out.returncode != 0
+    assert f"env {env}, actor 0, env step 120" in out.stderr and f"non-finite {what}" in out.stderr, out.stderr[-2000:]
+    assert ckpt(tmp_path)["counters"]["epoch"] == 6
+    files = list((tmp_path / "buffers/r/fifo").glob("*.npz"))
+    assert files and all(np.isfinite(np.load(f)[k]).all() for f in files for k in ("rewards", "obs_observation"))
+
+
+@SCRIPTS
+def test_nonfinite_loss_never_reaches_the_optimizer(module):
+    agent, args = make_agent("box", module=module)
+    opt = torch.optim.AdamW(agent.trainable_parameters(), lr=1e-3)
+    acc = __import__("accelerate").Accelerator(cpu=True)
+    agent, opt = acc.prepare(agent, opt)
+    batch = random_batch(agent)
+    with torch.no_grad():  # a diverged weight (the data is checked before it is saved)
+        agent.actor.net[-1].weight[0, 0] = float("inf")
+    before = {k: v.clone() for k, v in agent.named_parameters()}
+    with pytest.raises(FloatingPointError, match="non-finite loss .* at update 7"):
+        module.train_step(agent, opt, acc, batch, args, 7)
+    assert all(torch.equal(before[k], v) for k, v in agent.named_parameters())
+
+
+def test_nonfinite_checkpoint_is_not_written_over_a_good_one(tmp_path):
+    agent, _ = make_agent("discrete")
+    opt = torch.optim.AdamW(agent.trainable_parameters(), lr=1e-3)
+    explore = amago_agent.EpsilonGreedy(2, gym.spaces.Discrete(3), 1.0, 0.05, 100, 0)
+    amago_agent.save_checkpoint(tmp_path / "c.pt", agent, opt, explore, {"updates": 1})
+    with torch.no_grad():
+        agent.actor.net[0].weight[0, 0] = float("nan")
+    with pytest.raises(FloatingPointError, match=r"non-finite values in 1 tensors, e.g. \['actor.net.0.weight'\]"):
+        amago_agent.save_checkpoint(tmp_path / "c.pt", agent, opt, explore, {"updates": 2})
+    assert amago_agent.load_checkpoint(tmp_path / "c.pt", agent, opt, explore) == {"updates": 1}
+
+
+@SCRIPTS
+def test_unsupported_observation_space_is_a_clear_error(module):
+    with pytest.raises(ValueError, match=r"observation 'observation': Text\(.*use Box, Discrete, MultiBinary or Multi"):
+        module.AmagoEnv(TextObsEnv(), "TextObs")
+    space = gym.spaces.Dict({"pos": gym.spaces.Box(-1, 1, (2,)), "seq": gym.spaces.Sequence(gym.spaces.Discrete(2))})
+    with pytest.raises(ValueError, match="observation 'seq': Sequence"):
+        module.AmagoEnv(type("SeqEnv", (FaultyEnv,), {"observation_space": space})(), "SeqObs")
+
+
+@SCRIPTS
+def test_evaluation_of_an_env_that_never_ends_stops_at_the_cap(module):
+    agent, _ = make_agent("discrete", module=module)
+    envs = module.make_vec_env("FaultsNeverEnds-v0", 2, "sync", 0)
+    with pytest.raises(RuntimeError, match="FaultsNeverEnds-v0: 0 of 2 episodes ended in 30 steps per actor"):
+        module.evaluate(agent, envs, 2, True, "cpu", seed=0, max_steps=30)
+    envs = module.make_vec_env("FaultsEndsOnce-v0", 2, "sync", 0)  # each actor's first episode ends, then none
+    with pytest.warns(UserWarning, match="FaultsEndsOnce-v0: 2 of 4 episodes ended in 30 steps per actor"):
+        returns, names, _ = module.evaluate(agent, envs, 4, True, "cpu", seed=0, max_steps=30)
+    assert returns == [3.0, 3.0] and names == ["FaultsEndsOnce-v0"] * 2
+
+
+def test_same_seed_runs_give_the_same_eval_returns(tmp_path, finished_run):
+    """The env's rewards come from its own RNG, so equal returns need equally seeded eval envs."""
+    run_script(tmp_path, **RUN)
+    a, b = (read_scalars(p / "runs/r")["eval/return"] for p in (finished_run, tmp_path))
+    assert len(a) == 2 and [v for _, _, v in a] == [v for _, _, v in b]
+
+
+# ---------------------------------------------------- what a user does ----------------------------------------------------
+def test_reused_run_name_without_resume_is_refused(tmp_path, finished_run):
+    saved = copy_run(finished_run, tmp_path)
+    out = run_script(tmp_path, check=False, **RUN)
+    assert out.returncode != 0 and "run 'r' already exists (runs/r/checkpoint.pt holds its data)" in out.stderr
+    assert "pass --resume to continue it, or another --run-name" in out.stderr
+    assert unchanged(saved)
+
+
+def test_another_envs_data_is_kept_out_of_a_buffer(tmp_path, finished_run):
+    """--resume with another env id is refused before anything is written; the loader skips a foreign file."""
+    saved = copy_run(finished_run, tmp_path)
+    out = run_script(tmp_path, check=False, **{**RUN, "env_id": "CartPole-v1", "resume": True})
+    assert out.returncode != 0 and "holds data of env FaultsRandomReturn-v0" in out.stderr
+    assert "this run's env is CartPole-v1" in out.stderr and unchanged(saved)
+
+
+def test_loader_skips_files_of_other_shapes(tmp_path):
+    space = gym.spaces.Dict({"observation": gym.spaces.Box(-1, 1, (2,))})
+    buffer = amago_agent.DiskReplayBuffer(tmp_path, 10, max_seq_len=4, action_dim=3, discrete=True, obs_space=space)
+    for dim in (2, 5):  # ours, then another env's
+        obs = [
+            {"obs": {"observation": np.zeros(dim, np.float32)}, "rl2": np.zeros(4, np.float32), "time": t}
+            for t in range(9)
+        ]
+        buffer.save({"obs": obs, "actions": [0] * 8, "rewards": [0.0] * 8, "terminated": [False] * 8})
+    with pytest.warns(UserWarning, match=r"differ from the run's \{'obs_observation': \(2,\)\}") as w:
+        windows = [buffer.sample(buffer.files(), FileCache(100, 2**30), set()) for _ in range(20)]
+    assert all(x["obs_observation"].shape[1:] == (2,) for x in windows) and len(w) >= 1
+
+
+def test_two_learners_on_one_run_are_refused(tmp_path):
+    """A second process on a run gets an error naming the PID that holds it; a rank > 0 of the same launch (or a
+    process in another role) shares the run."""
+    code = "import sys,time; from common.rundir import claim_run; lock = claim_run('buffers/r', 'runs/r/checkpoint.pt', False); print('held', flush=True); time.sleep(60)"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline() == "held\n"
+        out = run_script(tmp_path, check=False, **RUN)
+        assert out.returncode != 0 and f"run 'r' is in use by another process (PID {holder.pid}" in out.stderr
+        assert claim_run(tmp_path / "buffers/r", tmp_path / "runs/r/checkpoint.pt", False, role="collector")
+    finally:
+        holder.kill()
+        holder.wait()
+    assert claim_run(tmp_path / "buffers/r", tmp_path / "runs/r/checkpoint.pt", False)  # free once its holder is gone
+
+
+def test_temp_files_of_killed_writers_are_removed_at_start(tmp_path, monkeypatch):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    fifo = tmp_path / "buffers/r/fifo"
+    fifo.mkdir(parents=True)
+    for name in [f".1_a.npz.{dead.stdout.strip()}.tmp", f".2_b.npz.{os.getpid()}.tmp", ".3_c.npz.tmp", "4_d.npz"]:
+        (fifo / name).write_bytes(b"x")
+    claim_run(tmp_path / "buffers/r", tmp_path / "runs/r/checkpoint.pt", resume=True)  # has data: resumes from 0
+    assert sorted(p.name for p in fifo.iterdir()) == [f".2_b.npz.{os.getpid()}.tmp", "4_d.npz"]  # a live writer's stays
+    tmps = []
+    monkeypatch.setattr(amago_agent.os, "replace", lambda src, dst: tmps.append(Path(src).name))
+    buffer = amago_agent.DiskReplayBuffer(tmp_path / "b", 10, max_seq_len=4, action_dim=3, discrete=True)
+    obs = [
+        {"obs": {"observation": np.zeros(2, np.float32)}, "rl2": np.zeros(4, np.float32), "time": t} for t in range(3)
+    ]
+    buffer.save({"obs": obs, "actions": [0, 1], "rewards": [0.0, 1.0], "terminated": [False, True]})
+    assert tmps[0].endswith(f".npz.{os.getpid()}.tmp")  # so that a later start knows whose it is
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_and_sigterm_save_a_checkpoint_and_say_how_to_resume(tmp_path, sig):
+    args = {**TINY_RUN, **RUN, "total_timesteps": 100_000, "timesteps_per_epoch": 50, "batches_per_epoch": 20}
+    env = {"PYTHONPATH": str(ROOT), "PATH": os.environ["PATH"], "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, str(SCRIPT), *flags(**{**args, "eval_interval": 0})]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    while not (tmp_path / "runs/r/checkpoint.pt").exists() and proc.poll() is None:
+        time.sleep(0.05)
+    time.sleep(0.3)  # into the next epoch
+    proc.send_signal(sig)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + sig, stderr[-2000:]
+    state = ckpt(tmp_path)
+    counters, steps = state["counters"], {s["step"].item() for s in state["optimizer"]["state"].values()}
+    assert "Traceback" not in stderr
+    assert f"checkpoint saved at epoch {counters['epoch']}; continue with --resume --run-name r" in stdout
+    assert steps == {counters["updates"]}  # the weights and the counters are from the same moment
+    assert counters["global_step"] >= counters["epoch"] * 100 and counters["global_step"] % 2 == 0
+
+
+def test_discount_zero_is_accepted():
+    for module in (amago_agent, amago_multitask):
+        module.check_args(module.Args(gamma=0.0))
+        with pytest.raises(ValueError, match=r"discounts must lie in \[0, 1\): --gamma 1.0"):
+            module.check_args(module.Args(gamma=1.0))
+
+
+def test_files_deleted_by_the_fifo_are_dropped_silently(tmp_path):
+    buffer = amago_agent.DiskReplayBuffer(tmp_path, 10, max_seq_len=4, action_dim=3, discrete=True)
+    gone = str(buffer.fifo / "0_deleted.npz")  # listed, then deleted by the FIFO before the worker read it
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(RuntimeError, match="no readable trajectory files"):
+            buffer.sample([gone], FileCache(10, 2**30), set())
+    (buffer.fifo / "1_corrupt.npz").write_bytes(b"not a zip")
+    with pytest.warns(UserWarning, match="skipping replay file 1_corrupt.npz"), pytest.raises(RuntimeError):
+        buffer.sample(buffer.files(), FileCache(10, 2**30), set())
+
+
+def test_bad_env_module_and_misspelled_id_name_the_flag():
+    with pytest.raises(ValueError, match="--env-id no_such_pkg.envs:Foo-v0: cannot import 'no_such_pkg.envs'"):
+        amago_agent.resolve_env_id("no_such_pkg.envs:Foo-v0")
+    with pytest.raises(gym.error.NameNotFound, match="--env-id 'CartPol-v1': .*Did you mean: `CartPole`"):
+        amago_multitask.resolve_env_id("CartPol-v1")
+
+
+def test_unwritable_buffer_dir_names_the_flag(tmp_path):
+    (tmp_path / "a_file").write_text("")
+    out = run_script(tmp_path, check=False, **{**RUN, "buffer_dir": "a_file/buffers"})
+    assert out.returncode != 0 and "--buffer-dir 'a_file/buffers': cannot write a_file/buffers/r" in out.stderr
+
+
+def test_run_py_stops_its_training_run_when_stopped(tmp_path):
+    name = f"test_faults_{os.getpid()}"
+    cmd = [sys.executable, str(ROOT / "benchmarks/run.py"), "--minutes", "5", "--name", name, "--"]
+    cmd += flags(**{**TINY_RUN, "total_timesteps": 100_000, "eval_interval": 0, "num_workers": 0})
+    proc = subprocess.Popen(cmd, env={**os.environ, "OMP_NUM_THREADS": "1"}, stdout=subprocess.DEVNULL)
+    try:
+        children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+        for _ in range(1200):  # its training run starts
+            if children.read_text().split():
+                break
+            time.sleep(0.05)
+        child = int(children.read_text().split()[0])
+        time.sleep(3)  # the child sets up its signal handling as it starts
+        proc.terminate()
+        proc.wait(timeout=60)
+        assert not Path(f"/proc/{child}").exists()  # stopped and reaped, not left running
+    finally:
+        proc.kill()
+        shutil.rmtree(ROOT / "benchmarks/out" / name, ignore_errors=True)
+
+
+def test_capture_video_writes_a_video(tmp_path):
+    out = run_script(tmp_path, **{**RUN, "env_id": "CartPole-v1", "capture_video": True, "eval_interval": 0})
+    assert list((tmp_path / "videos/r").glob("*.mp4")) and "Traceback" not in out.stderr
+
+
+def test_replay_cache_is_bounded_by_bytes(tmp_path):
+    buffer = amago_agent.DiskReplayBuffer(tmp_path, 100, max_seq_len=4, action_dim=3, discrete=True, cache_bytes=3000)
+    obs = [
+        {"obs": {"observation": np.zeros(16, np.float32)}, "rl2": np.zeros(4, np.float32), "time": t} for t in range(9)
+    ]
+    for _ in range(10):
+        buffer.save({"obs": obs, "actions": [0] * 8, "rewards": [0.0] * 8, "terminated": [False] * 8})
+    size = sum(v.nbytes for v in buffer.load(buffer.files()[0]).values())  # 928 bytes a file
+    stream = iter(buffer)
+    for _ in range(200):
+        next(stream)
+    cache = stream.gi_frame.f_locals["cache"]
+    assert len(cache) == 3000 // size and cache.nbytes == len(cache) * size <= 3000

@@ -1,0 +1,261 @@
+"""The benchmark suites (envs/: Meta-World, BabyAI, Atari, Procgen, XLand-MiniGrid, DM Control): gymnasium's env
+checker, seeding, each suite's defining rule, and a short run of both scripts on each."""
+
+import subprocess
+import sys
+from importlib.util import find_spec
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from conftest import INF_BOUNDS, MULTITASK_SCRIPT, ROOT, SCRIPT, check_strict, record, run_script, same
+
+import envs
+from common.logs import read_scalars
+
+P = envs.LOG_PREFIX
+
+
+def needs(module):
+    return pytest.mark.skipif(find_spec(module) is None, reason=f"{module} is not installed (requirements-suites.txt)")
+
+
+# id -> (the package it needs, checker warnings to ignore)
+SUITE_IDS = {
+    "DMC-cheetah-run-v0": ("dm_control", [INF_BOUNDS]),  # dm_control declares no observation bounds
+    "DMC-walker-walk-v0": ("dm_control", [INF_BOUNDS]),
+    "Atari-MultiGame-v0": ("ale_py", []),
+    "BabyAI-MT-Easy-v0": ("minigrid", []),
+    "BabyAI-MT-v0": ("minigrid", []),
+    "Procgen-Memory-TwoShot-v0": ("procgen", []),
+    "MetaWorld-ML1-reach-v0": ("metaworld", [INF_BOUNDS]),  # Meta-World's object positions are unbounded
+}
+PARAMS = [pytest.param(i, ig, marks=needs(m), id=i) for i, (m, ig) in SUITE_IDS.items()]
+
+
+@pytest.mark.parametrize("env_id, ignore", PARAMS)
+def test_suite_env_passes_the_env_checker_and_is_seeded(env_id, ignore):
+    check_strict(gym.make(env_id).unwrapped, ignore)
+    space = gym.make(env_id).action_space
+    space.seed(0)
+    acts = [space.sample() for _ in range(60)]
+    a, b = record(gym.make(env_id), 5, acts), record(gym.make(env_id), 5, acts)
+    assert same(a, b)
+    assert any(not same(a, record(gym.make(env_id), s, acts)) for s in (6, 7, 8))
+
+
+def test_without_its_package_a_suite_module_imports_and_its_env_names_the_pip_line():
+    """In a process where no suite package can be imported: every module imports, and making an env fails with the
+    install line."""
+    code = """
+import sys
+for m in ("dm_control", "ale_py", "minigrid", "procgen", "metaworld", "xminigrid"):
+    sys.modules[m] = None  # import m -> ImportError
+import gymnasium as gym
+import envs, envs.atari, envs.babyai, envs.dmc, envs.metaworld_env, envs.procgen_env, envs.xland
+for env_id in ("DMC-cheetah-run-v0", "Atari-Pong-v0", "BabyAI-MT-Easy-v0", "Procgen-Maze-TwoShot-v0",
+               "MetaWorld-ML1-reach-v0"):
+    try:
+        gym.make(env_id)
+    except ImportError as e:
+        print(env_id, "|", e)
+try:
+    gym.make_vec("XLand-Trivial-R1-9x9-v0", 2, vectorization_mode="vector_entry_point")
+except ImportError as e:
+    print("XLand |", e)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    lines = dict(line.split(" | ") for line in out.stdout.splitlines() if " | " in line)
+    assert "`pip install dm-control`" in lines["DMC-cheetah-run-v0"]
+    assert "`pip install ale-py`" in lines["Atari-Pong-v0"]
+    assert "`pip install minigrid`" in lines["BabyAI-MT-Easy-v0"]
+    assert "`pip install --no-deps procgen-mirror==0.10.7" in lines["Procgen-Maze-TwoShot-v0"]
+    assert "`pip install metaworld==3.1.1`" in lines["MetaWorld-ML1-reach-v0"]
+    assert "`pip install xminigrid`" in lines["XLand"]
+
+
+# ----------------------------------------------------- Meta-World -----------------------------------------------------
+@needs("metaworld")
+def test_metaworld_ml1_goal_changes_between_tasks_not_between_attempts():
+    from envs.metaworld_env import MetaWorld
+
+    env = MetaWorld("reach-v3", "train", k=3, max_steps=10)  # 10-step attempts keep it short
+    assert env.observation_space.shape == (36 + 2,) and env.env_name == "MetaWorld-reach-v3"
+    goals, info = [], {}
+    for rollout in range(3):
+        obs, _ = env.reset(seed=rollout)
+        per_attempt = [env.env.goal]
+        for t in range(30):
+            obs, r, term, trunc, info = env.step(env.action_space.sample())
+            if obs[-2] == 1 and not term:  # soft reset: the next attempt, same task
+                per_attempt.append(env.env.goal)
+            assert term == (t == 29) and not trunc
+        assert len(per_attempt) == 3 and all(np.array_equal(g, per_attempt[0]) for g in per_attempt)
+        goals.append(per_attempt[0])
+    assert not np.array_equal(goals[0], goals[1]) and not np.array_equal(goals[1], goals[2])
+    assert {f"{P} attempt {i} {m}" for i in range(3) for m in ("return", "success")} == set(info)
+    assert all(info[f"{P} attempt {i} success"] in (0.0, 1.0) for i in range(3))
+    # the test split's goals are other goals of the same family
+    test_env = MetaWorld("reach-v3", "test", k=1)
+    train_goals, test_goals = ({t.data for t in e.env.tasks["reach-v3"]} for e in (env, test_env))
+    assert len(train_goals) == len(test_goals) == 50 and not train_goals & test_goals
+
+
+@needs("metaworld")
+def test_metaworld_ml10_train_and_test_families():
+    from envs.metaworld_env import MetaWorld
+
+    train, test = gym.make("MetaWorld-ML10-Train-v0").unwrapped, gym.make("MetaWorld-ML10-Test-v0").unwrapped
+    assert len(train.env.families) == 10 and len(test.env.families) == 5
+    assert not set(train.env.families) & set(test.env.families) and "reach-v3" in train.env.families
+    names = {(train.reset(seed=s), train.env_name)[1] for s in range(20)}
+    assert len(names) > 3 and names <= {f"MetaWorld-{f}" for f in train.env.families}
+    with pytest.raises(ValueError, match="unknown Meta-World benchmark 'reach'; accepted: ml10, ml45, .*reach-v3"):
+        MetaWorld("reach")
+
+
+# ------------------------------------------------------- BabyAI -------------------------------------------------------
+@needs("minigrid")
+def test_babyai_mission_tokens_decode_to_the_mission_and_success_is_per_level():
+    from envs.babyai import BabyAI, decode_mission, encode_mission
+
+    env = BabyAI(("GoToObj", "PickupLoc", "PutNextLocal", "OpenDoor"))
+    levels, infos = set(), []
+    for seed in range(12):
+        obs, _ = env.reset(seed=seed)
+        assert decode_mission(obs["mission"]) == env.env.mission  # e.g. "put the red key next to the blue ball"
+        assert obs["grid"].shape == (147,) and obs["direction"].sum() == 1
+        levels.add(env.env_name)
+        for _ in range(2000):
+            obs, r, term, trunc, info = env.step(env.action_space.sample())
+            if term or trunc:
+                break
+        infos.append((env.env_name, info[f"{P} success"], r))
+    assert levels == {"BabyAI-GoToObj", "BabyAI-PickupLoc", "BabyAI-PutNextLocal", "BabyAI-OpenDoor"}
+    assert all(s == float(r > 0) for _, s, r in infos)
+    assert (
+        decode_mission(encode_mission("open the red door, then go to a ball")) == "open the red door, then go to a ball"
+    )
+    assert encode_mission("go to the zebra")[3] == 1  # unknown word
+    with pytest.raises(ValueError, match="unknown BabyAI level 'GoToMoon'; accepted: .*GoToObj"):
+        BabyAI("GoToMoon")
+
+
+# ------------------------------------------------------- Atari -------------------------------------------------------
+@needs("ale_py")
+def test_atari_frame_skip_grayscale_unclipped_rewards_and_game_names():
+    from envs.atari import Atari
+
+    env = Atari(("Pong", "Breakout"))
+    names = set()
+    for seed in range(6):
+        obs, _ = env.reset(seed=seed)
+        names.add(env.env_name)
+    assert names == {"Atari-Pong", "Atari-Breakout"} and obs.shape == (1, 84, 84) and obs.dtype == np.uint8
+    ale = env.env.unwrapped.ale
+    before = ale.getEpisodeFrameNumber()
+    env.step(0)
+    assert ale.getEpisodeFrameNumber() - before == 4  # frame skip 4
+    inner = env.env.step
+    env.env.step = lambda a: (*inner(a)[:1], 5.0, *inner(a)[2:])  # every frame scores 5 (each call plays 2 frames)
+    _, r, *_ = env.step(0)
+    assert r == 4 * 5.0  # summed over the 4 skipped frames and never clipped to 1
+    with pytest.raises(ValueError, match="unknown Atari game 'Pongg'"):
+        Atari("Pongg")
+
+
+# ------------------------------------------------------ Procgen ------------------------------------------------------
+@needs("procgen")
+def test_procgen_two_shot_replays_the_level():
+    from envs.procgen_env import Procgen
+
+    env = Procgen(("maze", "heist"), "memory", attempts=2)
+    for seed in range(2):
+        obs, _ = env.reset(seed=seed)
+        first, starts, rng = obs["rgb"], [], np.random.default_rng(seed)
+        for _ in range(5000):
+            obs, r, term, trunc, info = env.step(int(rng.integers(15)))
+            if obs["attempt"][0] == 1:  # an attempt ended: obs is the level's first frame again
+                starts.append(obs["rgb"])
+            if term:
+                break
+        assert len(starts) == 2 and np.array_equal(starts[0], first)  # the second attempt replays the level
+        assert set(info) == {f"{P} attempt {i} {m}" for i in range(2) for m in ("return", "success")}
+    other, _ = env.reset(seed=7)
+    assert not np.array_equal(other["rgb"], first)  # a new rollout draws another level
+    with pytest.raises(ValueError, match="unknown Procgen distribution mode 'memoryy'"):
+        Procgen("maze", "memoryy")
+
+
+# --------------------------------------------------- XLand-MiniGrid ---------------------------------------------------
+@needs("xminigrid")
+def test_xland_ruleset_per_trial_of_k_episodes():
+    from envs.xland import XLandVecEnv
+
+    N, k = 8, 2
+    env = XLandVecEnv(N, "R1-9x9", k=k)
+    obs, _ = env.reset(seed=0)
+    assert obs in env.observation_space
+    goal = np.array(env.ruleset.goal)
+    episodes, trials, rng = np.zeros(N, int), np.zeros(N, int), np.random.default_rng(0)
+    for _ in range(800):
+        obs, rew, term, trunc, info = env.step(rng.integers(0, 6, N))
+        new_goal = np.array(env.ruleset.goal)
+        ep_end = obs["extra"][:, 4] == 1
+        episodes += ep_end
+        changed = (new_goal != goal).any(1)
+        assert not (changed & ~term).any()  # the ruleset never changes inside a trial
+        assert (term == (ep_end & (episodes % k == 0))).all()  # the trial ends after exactly k episodes
+        trials += term
+        goal = new_goal
+    assert trials.sum() > N and not trunc.any()
+    assert np.array_equal(info["final_obs"]["extra"][:, 4], ep_end)  # the true last observation, before the reset
+    a = record_vec(XLandVecEnv(N, "R1-9x9", k=k), 3)
+    assert same(a, record_vec(XLandVecEnv(N, "R1-9x9", k=k), 3)) and not same(a, record_vec(env, 4))
+
+
+def record_vec(env, seed, steps=40):
+    obs, _ = env.reset(seed=seed)
+    acts = np.random.default_rng(0).integers(0, 6, (steps, env.num_envs))
+    return [obs] + [env.step(a)[:4] for a in acts]
+
+
+# ----------------------------------------------------- DM Control -----------------------------------------------------
+@needs("dm_control")
+def test_dmc_box_actions_and_time_limit_truncation():
+    env = gym.make("DMC-cheetah-run-v0").unwrapped
+    assert env.action_space == gym.spaces.Box(-1, 1, (6,), np.float32) and env.observation_space.shape == (17,)
+    env.reset(seed=0)
+    steps = 0
+    for steps in range(1, 1001):  # noqa: B007  (the step count is checked after the loop)
+        _, r, term, trunc, _ = env.step(env.action_space.sample())
+        assert 0 <= r <= 1 and not term
+        if trunc:
+            break
+    assert steps == 1000 and trunc
+    with pytest.raises(ValueError, match="unknown DM Control task cheetah-fly; accepted: .*cheetah-run"):
+        envs.dmc.DMControl("cheetah", "fly")
+
+
+# ------------------------------------------------ both scripts, each suite ------------------------------------------------
+SMOKE = {
+    "DMC-cheetah-run-v0": ("dm_control", {}),
+    "Atari-MultiGame-v0": ("ale_py", dict(tstep_encoder="cnn", cnn_channels=(8, 8, 8))),
+    "BabyAI-MT-Easy-v0": ("minigrid", dict(eval_interval=2, eval_episodes=4)),
+    "Procgen-Memory-TwoShot-v0": ("procgen", dict(tstep_encoder="cnn", cnn_channels=(8, 8, 8))),
+    "MetaWorld-ML1-reach-v0": ("metaworld", {}),
+    "XLand-Trivial-R1-9x9-v0": ("xminigrid", dict(env_mode="already_vectorized", num_envs=16)),
+}
+
+
+@pytest.mark.parametrize("script", [SCRIPT, MULTITASK_SCRIPT], ids=lambda p: p.stem)
+@pytest.mark.parametrize("env_id, extra", [pytest.param(i, x, marks=needs(m), id=i) for i, (m, x) in SMOKE.items()])
+def test_smoke_suite(tmp_path, script, env_id, extra):
+    args = dict(env_id=f"envs:{env_id}", traj_encoder="transformer", total_timesteps=192, timesteps_per_epoch=24,
+                batches_per_epoch=2, eval_interval=0, run_name="r")  # fmt: skip
+    run_script(tmp_path, script, **{**args, **extra})
+    scalars = read_scalars(tmp_path / "runs" / "r")
+    if env_id.startswith("BabyAI"):  # eval success comes out per level
+        levels = {k.split("/")[1] for k in scalars if k.startswith("eval/BabyAI-") and k.endswith("/success")}
+        assert levels and levels <= {"BabyAI-GoToRedBallNoDists", "BabyAI-GoToObj"}

@@ -18,7 +18,6 @@ README.md.
 """
 
 import copy
-import importlib
 import math
 import os
 import random
@@ -40,14 +39,15 @@ from accelerate import Accelerator
 from accelerate.utils import broadcast_object_list
 from tqdm import tqdm
 
-from common.amago_env import LOG_PREFIX, AmagoEnv, AmagoVecEnv, index_obs
-from common.batch import collate, to_device
+from common.amago_env import LOG_PREFIX, AmagoEnv, AmagoVecEnv, index_obs, resolve_env_id
+from common.args import check_args
+from common.batch import make_loader, to_device
 from common.checkpoint import load_checkpoint, save_checkpoint
 from common.cnn import RandomShift, channels_last, is_image, make_cnn
-from common.guards import FileCache, check_finite
+from common.guards import FileCache, check_eval_ended, check_finite
 from common.hooks import load_hook
 from common.kernels import flash_attention, mamba_scan
-from common.logs import eval_metrics
+from common.logs import eval_metrics, make_writer
 from common.rundir import StopSignals, check_spec, claim_run
 
 
@@ -236,31 +236,6 @@ class Args:
 # =================================================== Environment ====================================================
 # AmagoEnv (common/amago_env.py) hands the agent {"obs": the env's obs as a dict, "rl2": [previous reward, previous
 # action] (A+1,), zero at reset, "time": steps since reset}; Box actions in [-1, 1], rescaled for the env.
-
-
-def resolve_env_id(env_id: str) -> str:
-    """Import `pkg.module:` ids first; an id that is not registered (e.g. LunarLander-v2 on gymnasium 1.x, or a bare
-    name) resolves to the newest registered version of the same name."""
-    if ":" in env_id:
-        module, env_id = env_id.split(":", 1)
-        try:
-            importlib.import_module(module)
-        except ImportError as e:
-            raise ValueError(f"--env-id {module}:{env_id}: cannot import {module!r} ({e})") from None
-    if env_id in gym.registry:
-        return env_id
-    ns, name, _ = gym.envs.registration.parse_env_id(env_id)
-    newest = gym.envs.registration.find_highest_version(ns, name)
-    if newest is None:
-        try:
-            gym.spec(env_id)  # gymnasium's own error, with its "did you mean" suggestion
-        except gym.error.Error as e:
-            raise type(e)(
-                f"--env-id {env_id!r}: {e} (your own env: `package.module:{env_id}` imports it first)"
-            ) from None
-    new_id = gym.envs.registration.get_env_id(ns, name, newest)
-    print(f"note: {env_id} is not registered in gymnasium {gym.__version__}; using {new_id}")
-    return new_id
 
 
 def make_env(env_id, seed, idx, capture_video, run_name):
@@ -1184,6 +1159,10 @@ def num_epochs(args):  # epochs of collect -> train -> eval that total_timesteps
     return math.ceil(args.total_timesteps / (args.timesteps_per_epoch * args.num_envs))
 
 
+def due(every, epoch, last):  # every `every` epochs (0: never), and at the last one
+    return bool(every) and (epoch % every == 0 or epoch == last)
+
+
 def lr_at(args, updates):
     """Linear warm-up from 0 (as the reference), then constant; with --anneal-lr, a linear decay to 0 at the last
     update of the run."""
@@ -1209,12 +1188,9 @@ def train_step(agent, optimizer, accelerator, batch, args, updates):
     return metrics
 
 
-def obs_to_torch(obs, device):
-    return (
-        {k: torch.as_tensor(v, device=device) for k, v in obs["obs"].items()},
-        torch.as_tensor(obs["rl2"], device=device),
-        torch.as_tensor(obs["time"], device=device),
-    )
+def obs_to_torch(obs, device):  # a wrapped observation -> (obs {key: tensor}, rl2, time) on the device
+    t = lambda x: torch.as_tensor(x, device=device)
+    return {k: t(v) for k, v in obs["obs"].items()}, t(obs["rl2"]), t(obs["time"])
 
 
 @torch.no_grad()
@@ -1247,49 +1223,8 @@ def evaluate(agent, envs, episodes, greedy, device, seed=None, max_steps=100_000
         ep_ret[done] = 0
         hidden = agent.traj.reset_hidden(hidden, torch.as_tensor(done, device=device))
     agent.train()
-    if (finished < per_env).any():  # an env that (nearly) never ends
-        msg = (
-            f"evaluation on {info['env_name'][0]}: {len(returns)} of {per_env * N} episodes ended in {max_steps} steps"
-        )
-        if not returns:
-            raise RuntimeError(f"{msg} per actor (--eval-max-steps): does the env ever end? (e.g. a TimeLimit)")
-        warnings.warn(f"{msg} per actor (--eval-max-steps); reporting those")
+    check_eval_ended(info["env_name"][0], len(returns), per_env * N, max_steps)  # an env that never ends
     return returns, names, extra
-
-
-def check_args(args):
-    positive = [
-        "total_timesteps",
-        "num_envs",
-        "max_seq_len",
-        "timesteps_per_epoch",
-        "batch_size",
-        "n_step",
-        "num_critics",
-        "num_critics_td",
-        "d_model",
-        "n_layers",
-        "eval_episodes",
-        "eval_max_steps",
-        "buffer_max_size",
-        "traj_save_len",
-        "max_time_idx",
-    ]
-    for name in positive:
-        if getattr(args, name) < 1:
-            raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
-    if not 0 <= args.gamma < 1 or not all(0 <= g < 1 for g in args.multigammas):
-        raise ValueError(f"discounts must lie in [0, 1): --gamma {args.gamma}, --multigammas {args.multigammas}")
-    if args.traj_save_len < args.max_seq_len:
-        raise ValueError(f"--traj-save-len {args.traj_save_len} must be >= --max-seq-len {args.max_seq_len}")
-    if args.window_size and not 1 <= args.window_size <= args.max_seq_len:
-        raise ValueError(
-            f"--window-size {args.window_size} must lie in 1 .. --max-seq-len {args.max_seq_len} "
-            "(0 or None: full causal attention)"
-        )
-    lo, hi = args.discrete_clip
-    if not 0 <= lo < hi <= 1:
-        raise ValueError(f"--discrete-clip {args.discrete_clip} must satisfy 0 <= low < high <= 1")
 
 
 def make_exploration(args, envs):
@@ -1310,36 +1245,14 @@ if __name__ == "__main__":
     args.env_id = resolve_env_id(args.env_id)
     accelerator = Accelerator(cpu=not (args.cuda and torch.cuda.is_available()), mixed_precision=args.mixed_precision)
     device, main_process = accelerator.device, accelerator.is_main_process  # `accelerate launch` runs one per GPU
-    run_name = broadcast_object_list(
-        [args.run_name or f"{args.env_id}__{args.exp_name}__{args.seed}__{int(time.time())}"]
-    )[0]
+    run_name = args.run_name or f"{args.env_id}__{args.exp_name}__{args.seed}__{int(time.time())}"
+    run_name = broadcast_object_list([run_name])[0]  # every process takes process 0's name (its time stamp)
     run_dir = Path("runs") / run_name
     ckpt_path, buffer_root = run_dir / "checkpoint.pt", Path(args.buffer_dir) / run_name
     # one learner per run, never a reused name without --resume (other ranks of one launch share the run)
     lock = claim_run(buffer_root, ckpt_path, args.resume) if main_process else None
     stop = StopSignals()  # Ctrl-C / SIGTERM: stop at the next step or update and save a checkpoint
-    if args.track and main_process:
-        import wandb
-
-        wandb.init(
-            project=args.wandb_project_name,
-            entity=args.wandb_entity,
-            sync_tensorboard=True,
-            config=vars(args),
-            name=run_name,
-            id=run_name,
-            resume="allow",
-            monitor_gym=True,
-            save_code=True,
-        )
-    from torch.utils.tensorboard import SummaryWriter
-
-    writer = SummaryWriter(
-        str(run_dir if main_process else run_dir / f"process{accelerator.process_index}"), flush_secs=10
-    )
-    writer.add_text(
-        "hyperparameters", "|param|value|\n|-|-|\n{}".format("\n".join(f"|{k}|{v}|" for k, v in vars(args).items()))
-    )
+    writer = make_writer(args, run_name, run_dir, accelerator.process_index)  # tensorboard (+ wandb: --track)
 
     # TRY NOT TO MODIFY: seeding
     args.seed += accelerator.process_index  # each process collects its own data into the shared buffer
@@ -1375,17 +1288,13 @@ if __name__ == "__main__":
     counters = {"epoch": 0, "global_step": 0, "updates": 0, "frames": {}}  # frames: env steps per env name
     if args.resume and ckpt_path.exists():
         counters = load_checkpoint(ckpt_path, agent, optimizer, explore)
-        print(
-            f"resumed {run_name} at epoch {counters['epoch']}, {counters['global_step']} steps, {counters['updates']} updates"
-        )
+        print(f"resumed {run_name} at epoch {counters['epoch']} ({counters['updates']} updates)")
     agent, optimizer = accelerator.prepare(agent, optimizer)
     policy = accelerator.unwrap_model(agent)
     writer_rng = np.random.default_rng(args.seed + counters["epoch"])
     trajs = TrajectoryWriter(args.num_envs, buffer, args.traj_save_len, args.max_seq_len, writer_rng)
     num_params = sum(p.numel() for p in policy.trainable_parameters())
-    print(
-        f"{run_name}: {policy.kind} actions, {args.traj_encoder} memory, {num_params:,} trainable parameters, device {device}"
-    )
+    print(f"{run_name}: {policy.kind} actions, {args.traj_encoder} memory, {num_params:,} parameters, {device}")
 
     # TRY NOT TO MODIFY: start the game
     start_time, start_step = time.time(), counters["global_step"]
@@ -1434,20 +1343,8 @@ if __name__ == "__main__":
 
         # ALGO LOGIC: training
         t0, metrics = time.time(), {}
-        if loader is None and buffer.files():
-            # a jax env (envs.gymnax_env) runs threads that a forked worker could deadlock on: start workers clean
-            context = "forkserver" if args.num_workers and "jax" in sys.modules else None
-            loader = iter(
-                torch.utils.data.DataLoader(
-                    buffer,
-                    args.batch_size,
-                    collate_fn=collate,
-                    num_workers=args.num_workers,
-                    persistent_workers=args.num_workers > 0,
-                    prefetch_factor=4 if args.num_workers else None,
-                    multiprocessing_context=context,
-                )
-            )
+        if loader is None and buffer.files():  # DataLoader workers read the buffer while the update runs
+            loader = make_loader(buffer, args.batch_size, args.num_workers)
         if loader is not None:
             policy.train()
             for _ in range(args.batches_per_epoch):
@@ -1466,13 +1363,12 @@ if __name__ == "__main__":
             break
         counters["epoch"] = epoch + 1
         sps = int((counters["global_step"] - start_step) / (time.time() - start_time))
-        writer.add_scalar("charts/SPS", sps, counters["global_step"])
-        for name, n in counters["frames"].items():
-            writer.add_scalar(f"charts/frames/{name}", n, counters["global_step"])
-        writer.add_scalar("charts/collect_SPS", collect_sps, counters["global_step"])
-        writer.add_scalar("charts/updates", counters["updates"], counters["global_step"])
+        frames = {f"charts/frames/{name}": n for name, n in counters["frames"].items()}  # env steps per env name
+        logs = {"charts/SPS": sps, "charts/collect_SPS": collect_sps, "charts/updates": counters["updates"], **frames}
+        for k, v in logs.items():
+            writer.add_scalar(k, v, counters["global_step"])
 
-        if args.eval_interval and (counters["epoch"] % args.eval_interval == 0 or counters["epoch"] == epochs):
+        if due(args.eval_interval, counters["epoch"], epochs):
             seed = args.seed + 10_000 + counters["epoch"] * args.num_envs  # same-seed runs see the same eval episodes
             ev = evaluate(policy, eval_envs, args.eval_episodes, args.eval_greedy, device, seed, args.eval_max_steps)
             ev = eval_metrics(*ev)
@@ -1481,11 +1377,7 @@ if __name__ == "__main__":
             progress.set_postfix(
                 step=counters["global_step"], updates=counters["updates"], eval_return=f"{ev['eval/return']:.1f}"
             )
-        if (
-            main_process
-            and args.checkpoint_interval
-            and (counters["epoch"] % args.checkpoint_interval == 0 or counters["epoch"] == epochs)
-        ):
+        if main_process and due(args.checkpoint_interval, counters["epoch"], epochs):
             run_dir.mkdir(parents=True, exist_ok=True)
             save_checkpoint(ckpt_path, policy, optimizer, explore, counters)
     if stop and main_process:

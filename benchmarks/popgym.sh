@@ -5,8 +5,8 @@
 # the 2-core CPU; the run stops at the first such eval.
 #   --max-seq-len 64 holds a whole episode (52 timesteps) and each episode is saved as one file, so every training
 #             window is a full episode from its first card: the answer is always in context (pure recall).
-#   AMAGO's structure and our CPU defaults otherwise (lr 6e-4, reward multiplier 10, tau 0.003; the reference's POPGym
-#   example: lr 1e-4, multiplier 100, tau 0.0025, which learned 4x slower on LunarLander at our sizes).
+#   AMAGO's structure and the scripts' CPU defaults otherwise (lr 6e-4, reward multiplier 10, tau 0.003; the reference's POPGym
+#   example: lr 1e-4, multiplier 100, tau 0.0025, which learned 4x slower on LunarLander at these sizes).
 #   --total-timesteps 200000 sets the exploration anneal (10%: 20k steps); 90 min ends the run first.
 # Run: popgym_transformer, recorded in benchmarks/results/popgym/. A rerun never replaces it: OVERWRITE=1 does,
 # TAG=check_ writes under the recipe check_popgym instead.

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # The benchmark suites of envs/ (install: requirements-suites.txt). One CPU-sized learning run, then the GPU-scale
 # commands, one per suite (the reference's settings where they fit one GPU; `--num-envs` actors, long contexts).
-# Usage: bash benchmarks/suites.sh          (the CPU run: BabyAI, two easy single-room levels, 20 minutes)
+# Usage: bash benchmarks/suites.sh          (the CPU run: BabyAI, two easy single-room levels, 30 minutes)
 #        SUITE=metaworld bash benchmarks/suites.sh   (a GPU-scale run: metaworld, babyai, atari, procgen, xland, dmc)
 # CPU: BabyAI GoToRedBallNoDists + GoToObj, per-level greedy eval success (a random policy: see the README table).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 case "${SUITE:-cpu}" in
 cpu)
-  OMP_NUM_THREADS=1 python benchmarks/run.py --minutes 20 --script amago_multitask.py --name suites_babyai_easy -- \
-    --env-id envs:BabyAI-MT-Easy-v0 --traj-encoder transformer --max-seq-len 64 --total-timesteps 100000 \
+  OMP_NUM_THREADS=1 python benchmarks/run.py --minutes 30 --script amago_multitask.py --name suites_babyai_easy -- \
+    --env-id envs:BabyAI-MT-Easy-v0 --traj-encoder transformer --max-seq-len 32 --total-timesteps 100000 \
     --eval-interval 2 --eval-episodes 48 ;;
 metaworld)  # ML1 reach, 3 attempts of 500 steps per goal; the whole rollout in context
   python benchmarks/run.py --minutes 600 --script amago_multitask.py --name suites_metaworld_ml1_reach -- \

@@ -2,10 +2,37 @@
 (zero at reset) and the absolute time index beside it; Box actions exposed in [-1, 1]. AmagoEnv wraps one env (for
 gymnasium's vector envs), AmagoVecEnv an env that steps all actors itself (`--env-mode already_vectorized`, gymnax)."""
 
+import importlib
+
 import gymnasium as gym
 import numpy as np
 
 LOG_PREFIX = "AMAGO_LOG_METRIC"  # envs report extra eval metrics as info[f"{LOG_PREFIX} success"] etc.
+
+
+def resolve_env_id(env_id: str) -> str:
+    """Import `pkg.module:` ids first; an id that is not registered (e.g. LunarLander-v2 on gymnasium 1.x, or a bare
+    name) resolves to the newest registered version of the same name."""
+    if ":" in env_id:
+        module, env_id = env_id.split(":", 1)
+        try:
+            importlib.import_module(module)
+        except ImportError as e:
+            raise ValueError(f"--env-id {module}:{env_id}: cannot import {module!r} ({e})") from None
+    if env_id in gym.registry:
+        return env_id
+    ns, name, _ = gym.envs.registration.parse_env_id(env_id)
+    newest = gym.envs.registration.find_highest_version(ns, name)
+    if newest is None:
+        try:
+            gym.spec(env_id)  # gymnasium's own error, with its "did you mean" suggestion
+        except gym.error.Error as e:
+            raise type(e)(
+                f"--env-id {env_id!r}: {e} (your own env: `package.module:{env_id}` imports it first)"
+            ) from None
+    new_id = gym.envs.registration.get_env_id(ns, name, newest)
+    print(f"note: {env_id} is not registered in gymnasium {gym.__version__}; using {new_id}")
+    return new_id
 
 
 def amago_spaces(obs_space, action_space):

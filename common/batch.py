@@ -1,5 +1,7 @@
 """Batching the replay buffer's windows for the update: padding, the mask, and the hand-over to the device."""
 
+import sys
+
 import numpy as np
 import torch
 
@@ -29,3 +31,19 @@ def to_device(batch, device):  # numpy or torch (from collate) -> torch on devic
         k: to_device(v, device) if isinstance(v, dict) else torch.as_tensor(v).to(device, non_blocking=True)
         for k, v in batch.items()
     }
+
+
+def make_loader(dataset, batch_size, num_workers):
+    """An endless iterator of collated batches; `num_workers` processes read the buffer while the update runs."""
+    # a jax env (envs.gymnax_env) runs threads that a forked worker could deadlock on: start workers clean
+    context = "forkserver" if num_workers and "jax" in sys.modules else None
+    loader = torch.utils.data.DataLoader(
+        dataset,
+        batch_size,
+        collate_fn=collate,
+        num_workers=num_workers,
+        persistent_workers=num_workers > 0,
+        prefetch_factor=4 if num_workers else None,
+        multiprocessing_context=context,
+    )
+    return iter(loader)

@@ -1,6 +1,8 @@
 """Guards that keep bad values and unbounded memory out of a run: non-finite env output is stopped before it reaches
 the replay buffer, and the buffer reader's cache of decoded files is bounded by bytes as well as by count."""
 
+import warnings
+
 import numpy as np
 
 
@@ -33,6 +35,15 @@ def check_finite(env_id, global_step, rewards, next_obs, final_obs, done):
             "before saving it: the buffer and the checkpoint hold only earlier data. Fix the env, or wrap it to "
             "replace non-finite values."
         )
+
+
+def check_eval_ended(env_name, ended, wanted, max_steps):
+    """Evaluation stopped after max_steps steps per actor: warn if some episodes had not ended, raise if none had."""
+    if ended < wanted:
+        msg = f"evaluation on {env_name}: {ended} of {wanted} episodes ended in {max_steps} steps per actor"
+        if not ended:
+            raise RuntimeError(f"{msg} (--eval-max-steps): does the env ever end? (e.g. a TimeLimit)")
+        warnings.warn(f"{msg} (--eval-max-steps); reporting those")
 
 
 def nbytes(data):

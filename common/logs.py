@@ -1,9 +1,34 @@
-"""Run logs: the eval metrics a run writes, and reading back the scalars it wrote to tensorboard
-(`runs/<run_name>/events.*`)."""
+"""Run logs: the tensorboard (and optional wandb) writer, the eval metrics a run writes, and reading back the scalars
+it wrote (`runs/<run_name>/events.*`)."""
 
 from pathlib import Path
 
 import numpy as np
+
+
+def make_writer(args, run_name, run_dir, process_index):
+    """A tensorboard SummaryWriter in runs/<run_name> (other processes of a multi-process launch: a subfolder each),
+    with the flags as a table; with --track, wandb mirrors it (process 0 only)."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    if args.track and process_index == 0:
+        import wandb
+
+        wandb.init(
+            project=args.wandb_project_name,
+            entity=args.wandb_entity,
+            sync_tensorboard=True,
+            config=vars(args),
+            name=run_name,
+            id=run_name,
+            resume="allow",
+            monitor_gym=True,
+            save_code=True,
+        )
+    writer = SummaryWriter(str(run_dir if process_index == 0 else run_dir / f"process{process_index}"), flush_secs=10)
+    table = "\n".join(f"|{k}|{v}|" for k, v in vars(args).items())
+    writer.add_text("hyperparameters", f"|param|value|\n|-|-|\n{table}")
+    return writer
 
 
 def eval_metrics(returns, names, extra):

@@ -4,7 +4,8 @@ Importing this package registers every id below, so any of them runs with
     python amago_agent.py --env-id envs:TMazePassive-v0
 (gymnasium's `module:EnvId` form imports `envs` first). Entry points are strings, so a module's own optional
 dependency (mujoco) is only imported when its env is made; popgym is imported here, where installed, to list its
-games.
+games. The benchmark suites (DMC-*, Atari-*, BabyAI-*, Procgen-*, MetaWorld-*, XLand-*) import their packages
+(requirements-suites.txt) through `require` when an env is made, so a missing one is an error naming its install line.
 """
 
 import importlib.util
@@ -23,11 +24,11 @@ def require(module: str, pip_name: str):
 
 
 _ENVS = {
-    # memory (issue 4)
+    # memory
     "TMazePassive-v0": "envs.tmaze:TMaze",
     "TMazeActive-v0": ("envs.tmaze:TMaze", {"active": True}),
     "TMazePassive-H100-v0": ("envs.tmaze:TMaze", {"corridor_length": 100}),  # the stretch benchmark (memory.sh)
-    # pixels (issue 3): 24x24 RGB frames, corridor 10; the dict version adds a state vector beside a (C, H, W) frame
+    # pixels: 24x24 RGB frames, corridor 10; the dict version adds a state vector beside a (C, H, W) frame
     "PixelTMaze-v0": "envs.pixel_tmaze:PixelTMaze",
     "PixelTMazeDict-v0": ("envs.pixel_tmaze:PixelTMaze", {"dict_obs": True, "grayscale": True, "channels_first": True}),
     # meta-RL / in-context RL
@@ -44,7 +45,7 @@ _ENVS = {
     ),
     "HalfCheetahVel-v0": "envs.half_cheetah_vel:HalfCheetahVel",
     "MazeRunner-v0": "envs.mazerunner:MazeRunner",
-    # AMAGO-2: hidden tasks that differ only by reward scale (issue 5)
+    # AMAGO-2: hidden tasks that differ only by reward scale
     "MultiScaleBandit-v0": "envs.multiscale:MultiScale",
     # benchmark suites, each with its own package (imported when the env is made; the error names the pip line)
     "DMC-cheetah-run-v0": ("envs.dmc:DMControl", {"domain": "cheetah", "task": "run"}),

@@ -158,7 +158,12 @@ def test_atari_frame_skip_grayscale_unclipped_rewards_and_game_names():
     env.step(0)
     assert ale.getEpisodeFrameNumber() - before == 4  # frame skip 4
     inner = env.env.step
-    env.env.step = lambda a: (*inner(a)[:1], 5.0, *inner(a)[2:])  # every frame scores 5 (each call plays 2 frames)
+
+    def scores_5(a):  # every frame scores 5
+        obs, _, term, trunc, info = inner(a)
+        return obs, 5.0, term, trunc, info
+
+    env.env.step = scores_5
     _, r, *_ = env.step(0)
     assert r == 4 * 5.0  # summed over the 4 skipped frames and never clipped to 1
     with pytest.raises(ValueError, match="unknown Atari game 'Pongg'"):

@@ -69,8 +69,8 @@ class RoomKeyDoor(gym.Env):
             self._new_attempt()
         # The reference spends one extra step on each reset (the action is ignored, reward 0); we reset at once,
         # so the observation after the door already shows the start (has_key 0, t 0).
-        # The meta-horizon is the end of a finite-horizon task and the agent sees the time index, so the rollout
-        # *terminates* (no bootstrap past it): bootstrapping would value doors that can no longer be opened.
+        # deviation: the meta-horizon ends a finite-horizon task and the agent sees the time index, so the rollout
+        # *terminates* (the reference sets both flags): bootstrapping would value doors that can no longer be opened.
         done = self.global_t >= self.H_meta
         info = (
             {f"{LOG_PREFIX} doors opened": float(self.doors), f"{LOG_PREFIX} keys found": float(self.keys)}

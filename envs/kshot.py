@@ -68,7 +68,7 @@ class KShot(gym.Env):
         self.attempt, self.ret = self.attempt + 1, 0.0
         done = self.attempt >= self.k
         info = {}
-        if done:  # the rollout's end is the end of the task: terminated (never bootstrapped)
+        if done:  # deviation: the rollout's end ends the task: terminated, never bootstrapped (the reference: both)
             info = {f"{LOG_PREFIX} attempt {i} return": r for i, r in enumerate(self.returns)}
             info.update({f"{LOG_PREFIX} attempt {i} success": s for i, s in self.successes.items()})
         else:  # soft reset to the same task (a hook-made task stays put; a seed-made one is re-made by the seed)

@@ -84,8 +84,8 @@ class TMaze(gym.Env):
             info[f"{LOG_PREFIX} reached junction"] = float(self.x == self.junction)
         else:
             reward = self.penalty * float(action != 0 and self.t > self.oracle)
-        # the fixed episode length is the end of the task (the agent sees the time index), so it is a termination
-        # that is not bootstrapped (the reference sets terminated = truncated = True)
+        # deviation: the fixed episode length ends the task (the agent sees the time index): terminated, never
+        # bootstrapped (the reference sets terminated = truncated = True)
         return self._obs(), reward, done, False, info
 
 

@@ -26,6 +26,7 @@ import sys
 import time
 import uuid
 import warnings
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Optional
@@ -40,6 +41,7 @@ from accelerate import Accelerator
 from accelerate.utils import broadcast_object_list
 from tqdm import tqdm
 
+from common import scale
 from common.amago_env import LOG_PREFIX, AmagoEnv, AmagoVecEnv, index_obs, resolve_env_id
 from common.args import check_args
 from common.batch import make_loader, to_device
@@ -49,11 +51,11 @@ from common.guards import FileCache, check_eval_ended, check_finite
 from common.hooks import load_hook
 from common.kernels import flash_attention, mamba_scan
 from common.logs import eval_metrics, make_writer
-from common.rundir import StopSignals, check_spec, claim_run
+from common.rundir import StopSignals, check_spec
 
 
 @dataclass
-class Args:
+class Args(scale.ScaleArgs):  # the flags of roles, offline runs, several envs: common/scale.py
     exp_name: str = os.path.basename(__file__)[: -len(".py")]
     """the name of this experiment"""
     seed: int = 1
@@ -79,7 +81,7 @@ class Args:
 
     # Algorithm specific arguments
     env_id: str = "CartPole-v1"
-    """the id of the environment; old versions resolve to the newest one; `package.module:Env-v0` imports first"""
+    """env id (a,b: several, for the actors round-robin); old versions resolve to the newest; `pkg.mod:Env` imports"""
     total_timesteps: int = 1_000_000
     """total environment steps of the experiment (all actors together)"""
     # deviation: 8 sync actors (the reference: 12 async); sync is faster for cheap envs on few cores
@@ -265,7 +267,8 @@ def make_vec_env(env_id, num_envs, mode, seed, capture_video=False, run_name="")
     # the same call, so no fake transition is inserted (gymnasium 1.x's default NEXT_STEP mode would insert one).
     if mode == "already_vectorized":  # the env id's vector_entry_point builds all num_envs actors in one env
         return AmagoVecEnv(gym.make_vec(env_id, num_envs, vectorization_mode="vector_entry_point"), env_id)
-    fns = [make_env(env_id, seed, i, capture_video, run_name) for i in range(num_envs)]
+    ids = env_id.split(",")  # several env ids: the actors take them round-robin
+    fns = [make_env(ids[i % len(ids)], seed, i, capture_video, run_name) for i in range(num_envs)]
     kind = gym.vector.SyncVectorEnv if mode == "sync" else gym.vector.AsyncVectorEnv
     return kind(fns, autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)
 
@@ -1201,15 +1204,19 @@ def lr_at(args, updates):
     return args.learning_rate * min(1.0, updates / max(args.warmup_steps, 1), frac)
 
 
-def train_step(agent, optimizer, accelerator, batch, args, updates):
+def train_step(agent, optimizer, accelerator, batches, args, updates):
+    """One optimizer step on the mean gradient of the k batches (--batches-per-update): the step of one k*B batch."""
     for g in optimizer.param_groups:
         g["lr"] = lr_at(args, updates)
-    with accelerator.autocast():
-        loss, metrics = agent(batch)
-    if not torch.isfinite(loss):  # one step on a NaN/inf loss makes every weight NaN: stop before it
-        raise FloatingPointError(f"non-finite loss {loss.item()} at update {updates}; the weights are unchanged")
+    batches = [batches] if isinstance(batches, dict) else batches  # one batch, or a list of k
     optimizer.zero_grad(set_to_none=True)
-    accelerator.backward(loss)
+    for i, batch in enumerate(batches):  # DDP: gradients are averaged across processes in the last backward only
+        with accelerator.no_sync(agent) if i + 1 < len(batches) else nullcontext():
+            with accelerator.autocast():
+                loss, metrics = agent(batch)
+            accelerator.backward(loss / len(batches))
+        if not torch.isfinite(loss):  # one step on a NaN/inf loss makes every weight NaN: stop before it
+            raise FloatingPointError(f"non-finite loss {loss.item()} at update {updates}; the weights are unchanged")
     metrics["losses/grad_norm"] = accelerator.clip_grad_norm_(
         accelerator.unwrap_model(agent).trainable_parameters(), args.grad_clip
     )
@@ -1272,19 +1279,19 @@ def make_exploration(args, envs):
 if __name__ == "__main__":
     args = tyro.cli(Args)
     check_args(args)
-    args.env_id = resolve_env_id(args.env_id)
+    args.env_id, args.eval_env_id = scale.resolve_env_ids(args, resolve_env_id)  # comma-separated ids
     accelerator = Accelerator(cpu=not (args.cuda and torch.cuda.is_available()), mixed_precision=args.mixed_precision)
     device, main_process = accelerator.device, accelerator.is_main_process  # `accelerate launch` runs one per GPU
     run_name = args.run_name or f"{args.env_id}__{args.exp_name}__{args.seed}__{int(time.time())}"
     run_name = broadcast_object_list([run_name])[0]  # every process takes process 0's name (its time stamp)
     run_dir = Path("runs") / run_name
-    ckpt_path, buffer_root = run_dir / "checkpoint.pt", Path(args.buffer_dir) / run_name
-    # one learner per run, never a reused name without --resume (other ranks of one launch share the run)
-    lock = claim_run(buffer_root, ckpt_path, args.resume) if main_process else None
+    ckpt_path, buffer_root = run_dir / "checkpoint.pt", Path(args.buffer_dir) / (args.dset_name or run_name)
+    # one learner per buffer, never a reused name without --resume (other ranks of one launch and collectors share it)
+    lock = scale.claim(args, buffer_root, ckpt_path) if main_process and not args.eval_only else None
     stop = StopSignals()  # Ctrl-C / SIGTERM: stop at the next step or update and save a checkpoint
     writer = make_writer(args, run_name, run_dir, accelerator.process_index)  # tensorboard (+ wandb: --track)
 
-    # TRY NOT TO MODIFY: seeding
+    # TRY NOT TO MODIFY: seeding (deviation: every random stream is seeded and checkpointed; the reference: not all)
     args.seed += accelerator.process_index  # each process collects its own data into the shared buffer
     random.seed(args.seed)
     np.random.seed(args.seed)
@@ -1293,8 +1300,8 @@ if __name__ == "__main__":
 
     # env setup
     envs = make_vec_env(args.env_id, args.num_envs, args.env_mode, args.seed, args.capture_video, run_name)
-    eval_envs = make_vec_env(args.env_id, args.num_envs, args.env_mode, args.seed + 10_000)
-    if main_process:  # the buffer holds one env's data
+    eval_envs = make_vec_env(args.eval_env_id, args.num_envs, args.env_mode, args.seed + 10_000)
+    if main_process and not args.eval_only:  # the buffer holds one env's data
         check_spec(buffer_root, args.env_id, envs.single_observation_space["obs"], envs.single_action_space)
 
     # ALGO LOGIC: initialize agent here:
@@ -1316,13 +1323,16 @@ if __name__ == "__main__":
     loader = None  # started once the buffer holds a file
     explore = make_exploration(args, envs)
     counters = {"epoch": 0, "global_step": 0, "updates": 0, "frames": {}}  # frames: env steps per env name
-    if args.resume and ckpt_path.exists():
+    if args.resume and ckpt_path.exists() and args.mode != "collect":  # a collector starts afresh
         counters = load_checkpoint(ckpt_path, agent, optimizer, explore)
-        print(f"resumed {run_name} at epoch {counters['epoch']} ({counters['updates']} updates)")
+        c = counters
+        print(f"resumed {run_name} at epoch {c['epoch']}, {c['global_step']} steps, {c['updates']} updates")
     agent, optimizer = accelerator.prepare(agent, optimizer)
     policy = accelerator.unwrap_model(agent)
     writer_rng = np.random.default_rng(args.seed + counters["epoch"])
     trajs = TrajectoryWriter(args.num_envs, buffer, args.traj_save_len, args.max_seq_len, writer_rng)
+    if args.eval_only:  # evaluate saved weights on envs (here the eval set), print the metrics as JSON, and exit
+        sys.exit(scale.eval_only(args, policy, ckpt_path, envs, trajs, evaluate, eval_metrics, device))
     num_params = sum(p.numel() for p in policy.trainable_parameters())
     print(f"{run_name}: {policy.kind} actions, {args.traj_encoder} memory, {num_params:,} parameters, {device}")
 
@@ -1335,12 +1345,18 @@ if __name__ == "__main__":
     ep_ret, ep_len = np.zeros(args.num_envs), np.zeros(args.num_envs, int)
     steps_per_epoch = args.timesteps_per_epoch * args.num_envs
     epochs = num_epochs(args)
+    learner, latest, seen = main_process and args.mode != "collect", run_dir / "policy_latest.pt", None
+    scale.wait_for_data(args, buffer, stop, epochs)  # --mode learn: until the collectors' first file
     progress = tqdm(range(counters["epoch"], epochs), initial=counters["epoch"], total=epochs, dynamic_ncols=True)
     for epoch in progress:
+        collect = args.mode != "learn" and epoch >= args.start_collecting_at_epoch  # roles and offline phases
+        learn = args.mode != "collect" and epoch >= args.start_learning_at_epoch
+        if args.mode == "collect":  # act with the learner's latest weights (charts/policy_updates: their updates)
+            seen = scale.load_latest(latest, policy, seen, writer, counters["global_step"])
         # ALGO LOGIC: collect timesteps_per_epoch steps per actor
         policy.eval()
         t0 = time.time()
-        for _ in range(args.timesteps_per_epoch):
+        for _ in range(args.timesteps_per_epoch if collect else 0):
             if stop:
                 break
             a, hidden = policy.get_actions(*obs_to_torch(obs, device), hidden, greedy=args.train_greedy)
@@ -1366,29 +1382,30 @@ if __name__ == "__main__":
             # TRY NOT TO MODIFY: CRUCIAL step easy to overlook
             obs = next_obs
             hidden = policy.traj.reset_hidden(hidden, torch.as_tensor(done, device=device))
-        collect_sps = steps_per_epoch / (time.time() - t0)
-        if main_process:
+        collect_sps = steps_per_epoch * collect / (time.time() - t0)
+        if learner:  # the only process that deletes files
             for k, v in buffer.delete_oldest().items():
                 writer.add_scalar(k, v, counters["global_step"])
 
         # ALGO LOGIC: training
         t0, metrics = time.time(), {}
-        if loader is None and buffer.files():  # DataLoader workers read the buffer while the update runs
+        if learn and loader is None and buffer.files():  # DataLoader workers read the buffer while the update runs
             loader = make_loader(buffer, args.batch_size, args.num_workers)
-        if loader is not None:
+        if learn and loader is not None:
             policy.train()
             for _ in range(args.batches_per_epoch):
                 if stop:
                     break
-                metrics = train_step(
-                    agent, optimizer, accelerator, to_device(next(loader), device), args, counters["updates"]
-                )
+                batches = [to_device(next(loader), device) for _ in range(args.batches_per_update)]
+                metrics = train_step(agent, optimizer, accelerator, batches, args, counters["updates"])
                 counters["updates"] += 1
             ups = args.batches_per_epoch / (time.time() - t0)
             for k, v in metrics.items():
-                writer.add_scalar(k, accelerator.reduce(v.detach().float(), "mean").item(), counters["global_step"])
+                writer.add_scalar(k, v.item(), counters["global_step"])  # each process its own batches' metrics
             writer.add_scalar("charts/updates_per_s", ups, counters["global_step"])
             writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], counters["global_step"])
+        if learner and learn:  # the latest weights, for collectors (--mode learn counts its collectors' env steps)
+            counters["global_step"] = scale.save_latest(latest, policy, counters, args.mode)
         if stop:  # the unfinished epoch is done again on --resume
             break
         counters["epoch"] = epoch + 1
@@ -1398,23 +1415,23 @@ if __name__ == "__main__":
         for k, v in logs.items():
             writer.add_scalar(k, v, counters["global_step"])
 
-        if due(args.eval_interval, counters["epoch"], epochs):
+        if args.mode != "collect" and due(args.eval_interval, counters["epoch"], epochs):
             seed = args.seed + 10_000 + counters["epoch"] * args.num_envs  # same-seed runs see the same eval episodes
             ev = evaluate(policy, eval_envs, args.eval_episodes, args.eval_greedy, device, seed, args.eval_max_steps)
-            ev = eval_metrics(*ev)
+            ev = eval_metrics(*scale.gather_eval(accelerator, ev))  # the mean over all processes' episodes
             for k, v in ev.items():
                 writer.add_scalar(k, v, counters["global_step"])
             progress.set_postfix(
                 step=counters["global_step"], updates=counters["updates"], eval_return=f"{ev['eval/return']:.1f}"
             )
-        if main_process and due(args.checkpoint_interval, counters["epoch"], epochs):
+        if learner and due(args.checkpoint_interval, counters["epoch"], epochs):
             run_dir.mkdir(parents=True, exist_ok=True)
             save_checkpoint(ckpt_path, policy, optimizer, explore, counters)
-    if stop and main_process:
+    if stop and learner:
         save_checkpoint(ckpt_path, policy, optimizer, explore, counters)
         print(f"stopped: checkpoint saved at epoch {counters['epoch']}; continue with --resume --run-name {run_name}")
 
-    if args.save_model and main_process:
+    if args.save_model and learner:
         torch.save(policy.state_dict(), run_dir / f"{args.exp_name}.cleanrl_model")
         print(f"model saved to {run_dir / f'{args.exp_name}.cleanrl_model'}")
     envs.close()

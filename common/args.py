@@ -2,6 +2,9 @@
 
 
 def check_args(args):
+    from common.scale import check_scale_args
+
+    check_scale_args(args)
     positive = "total_timesteps num_envs max_seq_len timesteps_per_epoch batch_size n_step num_critics num_critics_td"
     positive += " d_model n_layers eval_episodes eval_max_steps buffer_max_size traj_save_len max_time_idx"
     for name in positive.split():

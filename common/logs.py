@@ -7,11 +7,11 @@ import numpy as np
 
 
 def make_writer(args, run_name, run_dir, process_index):
-    """A tensorboard SummaryWriter in runs/<run_name> (other processes of a multi-process launch: a subfolder each),
-    with the flags as a table; with --track, wandb mirrors it (process 0 only)."""
+    """A tensorboard SummaryWriter in runs/<run_name> (other processes of a multi-process launch, collectors and
+    --eval-only: a subfolder each), with the flags as a table; with --track, wandb mirrors it (process 0 only)."""
     from torch.utils.tensorboard import SummaryWriter
 
-    if args.track and process_index == 0:
+    if args.track and process_index == 0 and getattr(args, "mode", "both") != "collect":  # one wandb run per run
         import wandb
 
         wandb.init(
@@ -25,6 +25,10 @@ def make_writer(args, run_name, run_dir, process_index):
             monitor_gym=True,
             save_code=True,
         )
+    if getattr(args, "mode", "both") == "collect":  # collectors of one run: a subfolder each, by seed
+        run_dir = run_dir / f"collector_seed{args.seed}"
+    elif getattr(args, "eval_only", False):
+        run_dir = run_dir / "eval_only"
     writer = SummaryWriter(str(run_dir if process_index == 0 else run_dir / f"process{process_index}"), flush_secs=10)
     table = "\n".join(f"|{k}|{v}|" for k, v in vars(args).items())
     writer.add_text("hyperparameters", f"|param|value|\n|-|-|\n{table}")

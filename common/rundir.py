@@ -10,11 +10,13 @@ import sys
 from pathlib import Path
 
 
-def claim_run(buffer_root, ckpt_path, resume, role="learner"):
+def claim_run(buffer_root, ckpt_path, resume, role="learner", join=False):
     """Before a run writes anything: create its buffer folder, take its lock, refuse a reused run name without
     --resume, and remove the temp files of dead writers. Returns the open lock file: the lock lasts as long as it (the
     process). role "learner" (the process that trains and checkpoints) is exclusive; any other role (e.g. a process
-    that only collects into the shared buffer, or a rank > 0 of one multi-process launch) takes no lock."""
+    that only collects into the shared buffer, or a rank > 0 of one multi-process launch) takes no lock and joins the
+    buffer as it is. join: a new learner may take a buffer that already holds files (a learner joining its collectors,
+    or a run training on another run's buffer); a checkpoint without --resume is still refused."""
     buffer_root, ckpt_path = Path(buffer_root), Path(ckpt_path)
     try:
         buffer_root.mkdir(parents=True, exist_ok=True)
@@ -38,7 +40,9 @@ def claim_run(buffer_root, ckpt_path, resume, role="learner"):
         lock.write(f"{os.getpid()}\n")
         lock.flush()
     fifo = buffer_root / "fifo"
-    has_data = fifo.is_dir() and any(n.endswith(".npz") for n in os.listdir(fifo))
+    if role != "learner":
+        return lock
+    has_data = fifo.is_dir() and any(n.endswith(".npz") for n in os.listdir(fifo)) and not join
     if not resume and (ckpt_path.exists() or has_data):
         raise FileExistsError(
             f"run {buffer_root.name!r} already exists ({ckpt_path if ckpt_path.exists() else fifo} holds its data): "
@@ -50,9 +54,8 @@ def claim_run(buffer_root, ckpt_path, resume, role="learner"):
                 f"--resume: no checkpoint at {ckpt_path} (pass the --run-name of the run to continue)"
             )
         print(f"note: no checkpoint at {ckpt_path} yet: the run starts again from epoch 0 with its buffer's files")
-    if role == "learner":
-        remove_stale_tmps(fifo)
-        Path(str(ckpt_path) + ".tmp").unlink(missing_ok=True)  # a checkpoint write that was killed
+    remove_stale_tmps(fifo)
+    Path(str(ckpt_path) + ".tmp").unlink(missing_ok=True)  # a checkpoint write that was killed
     return lock
 
 

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import amago_agent as amago
+from common.batch import collate
 
 
 def fake_obs(t, A=3):
@@ -45,7 +46,7 @@ def test_round_trip(tmp_path):
         assert len(w["time"]) == 5 and len(w["actions"]) == 4
         np.testing.assert_array_equal(w["obs_observation"][:, 0], np.arange(t0, t0 + 5))
         np.testing.assert_array_equal(w["rewards"], np.arange(t0, t0 + 4))
-    batch = amago.collate(windows(buffer, 3))
+    batch = collate(windows(buffer, 3))
     assert batch["obs"]["observation"].shape == (3, 5, 2) and batch["mask"].all()
 
 
@@ -53,7 +54,7 @@ def test_short_episode_is_right_padded_with_mask(tmp_path):
     buffer = amago.DiskReplayBuffer(tmp_path, max_size=10, max_seq_len=8, action_dim=3, discrete=True)
     write_episode(buffer, T=3)
     write_episode(buffer, T=20)
-    batch = amago.collate(windows(buffer, 16))
+    batch = collate(windows(buffer, 16))
     assert batch["rl2"].shape[1] == 9 and batch["actions"].shape[1] == 8
     short = batch["mask"].sum(1) == 4
     assert short.any() and not batch["terminated"][short][:, 3:].any()  # padding is never terminal
@@ -116,9 +117,7 @@ def test_only_unreadable_files_raise_clearly(tmp_path):
 def test_dataloader_worker_streams_batches(tmp_path):
     buffer = amago.DiskReplayBuffer(tmp_path, max_size=10, max_seq_len=4, action_dim=3, discrete=True)
     write_episode(buffer, T=9)
-    loader = iter(
-        torch.utils.data.DataLoader(buffer, 6, collate_fn=amago.collate, num_workers=1, persistent_workers=True)
-    )
+    loader = iter(torch.utils.data.DataLoader(buffer, 6, collate_fn=collate, num_workers=1, persistent_workers=True))
     for _ in range(3):
         batch = next(loader)
         assert batch["rl2"].shape == (6, 5, 4)
@@ -171,8 +170,8 @@ def test_collate_hands_small_batches_over_as_numpy_and_large_ones_as_torch():
             "terminated": np.zeros(T, bool),
         }
 
-    small = amago.collate([window(8, (4,)), window(5, (4,))])
-    large = amago.collate([window(32, (64, 64, 3)) for _ in range(12)] + [window(20, (64, 64, 3))])  # ~5.2 MB
+    small = collate([window(8, (4,)), window(5, (4,))])
+    large = collate([window(32, (64, 64, 3)) for _ in range(12)] + [window(20, (64, 64, 3))])  # ~5.2 MB
     assert isinstance(small["rl2"], np.ndarray) and isinstance(small["obs"]["pixels"], np.ndarray)
     assert isinstance(large["rl2"], torch.Tensor) and isinstance(large["obs"]["pixels"], torch.Tensor)
     for batch in (small, large):  # the same padded content either way, as torch after to_device

@@ -8,6 +8,7 @@ import torch
 from conftest import SMALL
 
 import amago_agent as amago
+from common.batch import collate
 from tests.dummy_envs import BitsEnv
 
 
@@ -34,7 +35,7 @@ def test_multibinary_actions_round_trip_through_env_and_buffer(tmp_path):
     np.testing.assert_array_equal(data["actions"], np.stack(sent))
     np.testing.assert_array_equal(data["rl2"][1:, 1:], np.stack(sent))
     window = next(iter(buffer))
-    batch = amago.collate([window])
+    batch = collate([window])
     assert batch["actions"].dtype == np.float32 and batch["actions"].shape == (1, 6, 3)
     np.testing.assert_array_equal(batch["actions"][0], np.stack(sent))
 

@@ -10,6 +10,7 @@ import torch
 from conftest import same
 
 import amago_agent as amago
+from common.batch import collate
 from envs.mazerunner import MazeRunner, relabel, relabel_all, relabel_some
 
 
@@ -111,7 +112,7 @@ def test_relabel_runs_in_the_dataloader_worker_with_collate(tmp_path):
     batch = {}
     torch.manual_seed(0)  # seeds the worker's python random, which picks windows and relabels
     for name, buffer in (("plain", plain), ("hers", hers)):
-        loader = torch.utils.data.DataLoader(buffer, batch_size=8, collate_fn=amago.collate, num_workers=1)
+        loader = torch.utils.data.DataLoader(buffer, batch_size=8, collate_fn=collate, num_workers=1)
         batch[name] = next(iter(loader))
     assert (batch["plain"]["rewards"].sum(1) < 3).any()
     assert (batch["hers"]["rewards"].sum(1) == 3).all()  # relabeled in the worker, all successes

@@ -11,10 +11,10 @@ replay buffer; training samples windows of max_seq_len steps. One loss trains it
 
 Sections, in order (banners "# === name ==="): Args (the flags) | Environment | Exploration | Small utilities |
 Timestep encoder | Trajectory encoders (GRU, Transformer, Mamba) | Actor | Critic ensemble | PopArt | Agent (critic
-loss, actor loss) | Disk replay buffer | Training step, evaluation, argument checks | main loop (`__main__`).
-Plumbing that teaches nothing about the algorithm lives in common/ (image backbones, optional GPU kernels, batching,
-checkpoints, the env wrappers); environments in envs/. Usage, results and deviations from the reference:
-README.md.
+loss, actor loss) | Disk replay buffer | Training step | main loop (`__main__`: collect, train, evaluate).
+Plumbing that teaches nothing about the algorithm lives in common/ (env wrappers, image backbones, optional GPU
+kernels, batching, evaluation, checkpoints, run folders, learner/collector roles); environments in envs/. Usage,
+results and deviations from the reference: README.md.
 """
 
 import copy
@@ -41,12 +41,13 @@ from accelerate.utils import broadcast_object_list
 from tqdm import tqdm
 
 from common import scale
-from common.amago_env import LOG_PREFIX, AmagoEnv, AmagoVecEnv, index_obs, resolve_env_id
+from common.amago_env import AmagoEnv, AmagoVecEnv, index_obs, resolve_env_id
 from common.args import check_args
 from common.batch import make_loader, to_device
 from common.checkpoint import load_checkpoint, save_checkpoint
 from common.cnn import RandomShift, channels_last, is_image, make_cnn
-from common.guards import FileCache, check_eval_ended, check_finite
+from common.evaluate import evaluate, obs_to_torch
+from common.guards import FileCache, check_finite
 from common.hooks import load_hook
 from common.kernels import flash_attention, mamba_scan
 from common.logs import eval_metrics, make_writer
@@ -1157,7 +1158,7 @@ def load_relabel(spec):  # --relabel module:function -> the function (None: no r
     return spec and load_hook(spec, "--relabel", "envs.mazerunner:relabel_some")
 
 
-# ==================================== Training step, evaluation, argument checks ====================================
+# ============================ Training step: learning-rate schedule, gradient accumulation ============================
 def num_epochs(args):  # epochs of collect -> train -> eval that total_timesteps asks for
     return math.ceil(args.total_timesteps / (args.timesteps_per_epoch * args.num_envs))
 
@@ -1193,45 +1194,6 @@ def train_step(agent, optimizer, accelerator, batches, args, updates):
     optimizer.step()
     accelerator.unwrap_model(agent).update_targets()  # deviation: EMA after the optimizer step (the reference: before)
     return metrics
-
-
-def obs_to_torch(obs, device):  # a wrapped observation -> (obs {key: tensor}, rl2, time) on the device
-    t = lambda x: torch.as_tensor(x, device=device)
-    return {k: t(v) for k, v in obs["obs"].items()}, t(obs["rl2"]), t(obs["time"])
-
-
-@torch.no_grad()
-def evaluate(agent, envs, episodes, greedy, device, seed=None, max_steps=100_000):
-    """Run every actor until it has finished its share of `episodes`, or for max_steps steps; returns (returns, env
-    names, metrics) of the finished episodes."""
-    agent.eval()
-    N = envs.num_envs
-    per_env = math.ceil(episodes / N)
-    obs, info = envs.reset(seed=seed)
-    hidden = agent.traj.init_hidden(N, device)
-    ep_ret, finished = np.zeros(N), np.zeros(N, int)
-    returns, names, extra = [], [], []
-    for _ in range(max_steps):
-        if not (finished < per_env).any():
-            break
-        a, hidden = agent.get_actions(*obs_to_torch(obs, device), hidden, greedy=greedy)
-        obs, rew, term, trunc, info = envs.step(a.cpu().numpy())
-        ep_ret += rew
-        done = term | trunc
-        for i in np.flatnonzero(done):
-            if finished[i] < per_env:
-                final_info = info["final_info"]
-                returns.append(ep_ret[i])
-                names.append(final_info["env_name"][i])
-                extra.append(
-                    {k[len(LOG_PREFIX) :].strip(): final_info[k][i] for k in final_info if k.startswith(LOG_PREFIX)}
-                )
-            finished[i] += 1
-        ep_ret[done] = 0
-        hidden = agent.traj.reset_hidden(hidden, torch.as_tensor(done, device=device))
-    agent.train()
-    check_eval_ended(info["env_name"][0], len(returns), per_env * N, max_steps)  # an env that never ends
-    return returns, names, extra
 
 
 def make_exploration(args, envs):
@@ -1302,7 +1264,7 @@ if __name__ == "__main__":
     writer_rng = np.random.default_rng(args.seed + counters["epoch"])
     trajs = TrajectoryWriter(args.num_envs, buffer, args.traj_save_len, args.max_seq_len, writer_rng)
     if args.eval_only:  # evaluate saved weights on envs (here the eval set), print the metrics as JSON, and exit
-        sys.exit(scale.eval_only(args, policy, ckpt_path, envs, trajs, evaluate, eval_metrics, device))
+        sys.exit(scale.eval_only(args, policy, ckpt_path, envs, trajs, device))
     num_params = sum(p.numel() for p in policy.trainable_parameters())
     print(f"{run_name}: {policy.kind} actions, {args.traj_encoder} memory, {num_params:,} parameters, {device}")
 

@@ -24,6 +24,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import amago_agent as amago  # noqa: E402
+from common.batch import collate  # noqa: E402
 
 
 def fake_batch(agent, obs_space, B, L):
@@ -52,7 +53,7 @@ def with_overrides(args, pairs):  # --set k=v ...
 
 
 def collate_torch(samples):  # the script's batches as torch tensors, whatever their size
-    batch = amago.collate(samples)
+    batch = collate(samples)
     return {
         k: {kk: torch.as_tensor(vv) for kk, vv in v.items()} if isinstance(v, dict) else torch.as_tensor(v)
         for k, v in batch.items()
@@ -60,7 +61,7 @@ def collate_torch(samples):  # the script's batches as torch tensors, whatever t
 
 
 def collate_numpy(samples):  # the script's batches as numpy arrays, whatever their size
-    batch = amago.collate(samples)
+    batch = collate(samples)
     return {
         k: {kk: np.asarray(vv) for kk, vv in v.items()} if isinstance(v, dict) else np.asarray(v)
         for k, v in batch.items()
@@ -130,8 +131,8 @@ def time_loader(args, batches=400, files=2000, pause_s=0.02):
                     "terminated": np.arange(T) == T - 1,
                 }
             )
-        for name, collate in (("numpy", amago.collate), ("torch", collate_torch)):
-            ms[name] = handoff_ms(buffer, args.batch_size, collate, batches, pause_s, warmup=50)
+        for name, collate_fn in (("numpy", collate), ("torch", collate_torch)):
+            ms[name] = handoff_ms(buffer, args.batch_size, collate_fn, batches, pause_s, warmup=50)
             print(
                 f"loader, batch {args.batch_size}, {name} batches: {ms[name]:5.2f} ms per batch in the main process",
                 flush=True,

@@ -14,6 +14,8 @@ import numpy as np
 import torch
 
 from common.amago_env import AmagoEnv, index_obs
+from common.evaluate import evaluate
+from common.logs import eval_metrics
 from common.rundir import claim_run, signature
 
 
@@ -187,7 +189,7 @@ class RecordTrajs:
         return next_obs, rew, term, trunc, info
 
 
-def eval_only(args, agent, ckpt_path, eval_envs, trajs, evaluate, eval_metrics, device):
+def eval_only(args, agent, ckpt_path, eval_envs, trajs, device):
     """--eval-only: load the weights, evaluate on eval_envs (the eval set, built like training envs, so that they
     record video with --capture-video), print one JSON line of metrics; with --save-trajs-to, the episodes are written
     there as trajectory files (the buffer's format). Returns the exit code."""

@@ -18,7 +18,8 @@ is seen, [0, 0] in the corridor (and on the oracle cell afterwards), [1, y] at t
 Actions Discrete(4): right, up, left, down.
 Reward: the final step gives 1.0 if the agent stands on the goal side, else 0; every earlier step after the oracle
 steps gives `penalty` (default -1/H) when the action is not "right". AMAGO's TMazeAlt changed the original
-penalty (x behind the optimal pace) to this action penalty, which epsilon-greedy can cope with (Memory-RL issue #1).
+penalty (x behind the optimal pace) to this action penalty, which epsilon-greedy can cope with (as the Memory-RL
+authors found).
 
 The optimal return is 1.0 (remember the cue, walk right, turn); a memory-free policy walks right and guesses,
 which gets 0.5 in expectation.

@@ -1,0 +1,49 @@
+"""Evaluation: run the policy in the eval envs for a number of episodes, and collect their returns, env names and the
+metrics each env reports at an episode's end (info keys that start with LOG_PREFIX)."""
+
+import math
+
+import numpy as np
+import torch
+
+from common.amago_env import LOG_PREFIX
+from common.guards import check_eval_ended
+
+
+def obs_to_torch(obs, device):  # a wrapped observation -> (obs {key: tensor}, rl2, time) on the device
+    t = lambda x: torch.as_tensor(x, device=device)
+    return {k: t(v) for k, v in obs["obs"].items()}, t(obs["rl2"]), t(obs["time"])
+
+
+@torch.no_grad()
+def evaluate(agent, envs, episodes, greedy, device, seed=None, max_steps=100_000):
+    """Run every actor until it has finished its share of `episodes`, or for max_steps steps; returns (returns, env
+    names, metrics) of the finished episodes."""
+    agent.eval()
+    N = envs.num_envs
+    per_env = math.ceil(episodes / N)
+    obs, info = envs.reset(seed=seed)
+    hidden = agent.traj.init_hidden(N, device)
+    ep_ret, finished = np.zeros(N), np.zeros(N, int)
+    returns, names, extra = [], [], []
+    for _ in range(max_steps):
+        if not (finished < per_env).any():
+            break
+        a, hidden = agent.get_actions(*obs_to_torch(obs, device), hidden, greedy=greedy)
+        obs, rew, term, trunc, info = envs.step(a.cpu().numpy())
+        ep_ret += rew
+        done = term | trunc
+        for i in np.flatnonzero(done):
+            if finished[i] < per_env:
+                final_info = info["final_info"]
+                returns.append(ep_ret[i])
+                names.append(final_info["env_name"][i])
+                extra.append(
+                    {k[len(LOG_PREFIX) :].strip(): final_info[k][i] for k in final_info if k.startswith(LOG_PREFIX)}
+                )
+            finished[i] += 1
+        ep_ret[done] = 0
+        hidden = agent.traj.reset_hidden(hidden, torch.as_tensor(done, device=device))
+    agent.train()
+    check_eval_ended(info["env_name"][0], len(returns), per_env * N, max_steps)  # an env that never ends
+    return returns, names, extra

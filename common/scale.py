@@ -84,7 +84,7 @@ def claim(args, buffer_root, ckpt_path):
     return claim_run(buffer_root, ckpt_path, args.resume, role, join=args.mode == "learn" or bool(args.dset_name))
 
 
-# ------------------------------------------- latest weights: learner -> collectors -------------------------------------------
+# --------------------------------------- latest weights: learner -> collectors ----------------------------------------
 def save_latest(path, agent, counters, mode):
     """The learner's current weights and update count, written atomically (temp file, fsync, rename): a collector
     never reads half a file. Returns the run's env steps: a learner that does not collect (--mode learn) counts its

@@ -264,8 +264,7 @@ def make_env(env_id, seed, idx, capture_video, run_name):
 
 
 def make_vec_env(env_id, num_envs, mode, seed, capture_video=False, run_name=""):
-    # same-step autoreset: a done actor hands back its true final obs in info["final_obs"] and its reset obs in
-    # the same call, so no fake transition is inserted (gymnasium 1.x's default NEXT_STEP mode would insert one).
+    # same-step autoreset: a done actor's final obs (info["final_obs"]) and reset obs come in one step (no fake one)
     if mode == "already_vectorized":  # the env id's vector_entry_point builds all num_envs actors in one env
         return AmagoVecEnv(gym.make_vec(env_id, num_envs, vectorization_mode="vector_entry_point"), env_id)
     ids = env_id.split(",")  # several env ids: the actors take them round-robin
@@ -1268,9 +1267,8 @@ if __name__ == "__main__":
 
     # ALGO LOGIC: initialize agent here:
     agent = Agent(args, envs.single_observation_space["obs"], envs.single_action_space).to(device)
-    optimizer = torch.optim.AdamW(
-        agent.trainable_parameters(), lr=args.learning_rate, weight_decay=args.weight_decay, fused=True
-    )
+    params = agent.trainable_parameters()  # the encoders, actor and critics (not the EMA targets)
+    optimizer = torch.optim.AdamW(params, lr=args.learning_rate, weight_decay=args.weight_decay, fused=True)
     buffer = DiskReplayBuffer(
         buffer_root,
         args.buffer_max_size,

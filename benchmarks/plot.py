@@ -4,7 +4,8 @@
     python benchmarks/plot.py cartpole keydoor
 
 Each recipe's plot holds one greedy-eval curve per run (benchmarks/run.py writes the CSVs). The multitask recipe
-plots its per-scale success instead (multitask.sh writes <run>_per_scale.csv). benchmarks/results/archive/ holds
+plots its per-scale success instead (multitask.sh writes <run>_per_scale.csv), and a recipe of multi-env runs its
+per-env curves (<run>_per_env.csv, from run.py --per-env). benchmarks/results/archive/ holds
 results of earlier recipes and is not plotted.
 """
 
@@ -23,13 +24,16 @@ SPECIAL = {"multitask": ("*_per_scale.csv", ["success_x1", "success_x10", "succe
 
 def plot(recipe):
     pattern, columns, ylabel = SPECIAL.get(recipe, ("*.csv", ["eval_return"], "greedy eval return"))
+    if any((RESULTS / recipe).glob("*_per_env.csv")):  # a multi-env run: one curve per env (run.py --per-env)
+        pattern, columns, ylabel = "*_per_env.csv", None, "greedy eval, per env"
     curves = {}
     for f in sorted((RESULTS / recipe).glob(pattern)):
-        if recipe not in SPECIAL and f.stem.endswith("_per_scale"):
+        if recipe not in SPECIAL and f.stem.endswith(("_per_scale", "_per_env")) and columns:
             continue
         rows = list(csv.DictReader(f.open()))
-        for col in columns:
-            label = f.stem.removesuffix("_per_scale") + ("" if len(columns) == 1 else " " + col)
+        cols = columns or [c for c in rows[0] if c not in ("minutes", "env_steps", "updates")]
+        for col in cols:
+            label = f.stem.removesuffix("_per_scale").removesuffix("_per_env") + ("" if len(cols) == 1 else " " + col)
             curves[label] = [(float(r["minutes"]), float(r[col])) for r in rows]
     if not curves:
         sys.exit(f"no results in {RESULTS / recipe}: known recipes are {', '.join(recipes())}")

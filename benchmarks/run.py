@@ -36,6 +36,19 @@ def target_reached(run_dir, target):
     return any(v >= target for _, _, v in evals)
 
 
+def per_env_curve(scalars, start_time, metric):
+    """CSV text: minutes, env steps, updates and eval/<env>/<metric> of every env, one row per evaluation."""
+    tags = sorted(t for t in scalars if t.startswith("eval/") and t.endswith("/" + metric) and t.count("/") == 2)
+    curves = [{step: (t, v) for t, step, v in scalars[tag]} for tag in tags]
+    updates = {step: value for _, step, value in scalars.get("charts/updates", [])}
+    lines = ["minutes,env_steps,updates," + ",".join(tag.split("/")[1] + "/" + metric for tag in tags)]
+    for step in sorted(set.intersection(*(set(c) for c in curves))) if curves else []:
+        minutes = (curves[0][step][0] - start_time) / 60
+        values = ",".join(f"{c[step][1]:.3f}" for c in curves)
+        lines.append(f"{minutes:.2f},{step},{int(updates.get(step, 0))},{values}")
+    return "\n".join(lines) + "\n" if len(lines) > 1 else None
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--minutes", type=float, required=True, help="wall-clock budget; the run is stopped after it")
@@ -45,6 +58,7 @@ def main():
     p.add_argument("--stop-at-target", action="store_true", help="stop the run at the first eval at or above --target")
     p.add_argument("--recipe", default=None, help="record the result in benchmarks/results/<recipe>/<name>.{csv,json}")
     p.add_argument("--overwrite", action="store_true", help="replace the recorded result of the same name")
+    p.add_argument("--per-env", default=None, help="also write <name>_per_env.csv: eval/<env>/<this metric> per env")
     p.add_argument("script_args", nargs=argparse.REMAINDER)
     a = p.parse_args()
     if a.stop_at_target and a.target is None:
@@ -118,9 +132,16 @@ def main():
     if a.target is not None:
         hits = [r[0] for r in curve if r[3] >= a.target]
         result["first_minute_at_or_above"] = {str(a.target): round(hits[0], 1) if hits else None}
+    per_env = per_env_curve(scalars, start, a.per_env) if a.per_env else None
+    if per_env:
+        (out / "per_env.csv").write_text(per_env)
+        head, last = per_env.splitlines()[0].split(",")[3:], per_env.splitlines()[-1].split(",")[3:]
+        result["final_per_env"] = {k: float(v) for k, v in zip(head, last)}
     print("RESULT " + json.dumps(result), flush=True)
     if record:
         record.mkdir(parents=True, exist_ok=True)
+        if per_env:
+            (record / f"{a.name}_per_env.csv").write_text(per_env)
         (record / f"{a.name}.csv").write_text((out / "curve.csv").read_text())
         (record / f"{a.name}.json").write_text(json.dumps({"recipe": a.recipe, **result}, indent=1) + "\n")
 

@@ -1,16 +1,36 @@
 #!/usr/bin/env bash
-# The benchmark suites of envs/ (install: requirements-suites.txt). One CPU-sized learning run, then the GPU-scale
-# commands, one per suite (the reference's settings where they fit one GPU; `--num-envs` actors, long contexts).
-# Usage: bash benchmarks/suites.sh          (the CPU run: BabyAI, two easy single-room levels, 30 minutes)
-#        SUITE=metaworld bash benchmarks/suites.sh   (a GPU-scale run: metaworld, babyai, atari, procgen, xland, dmc)
-# CPU: BabyAI GoToRedBallNoDists + GoToObj, per-level greedy eval success (a random policy: see the README table).
+# The benchmark suites of envs/ (install: requirements-suites.txt). CPU-sized learning runs (one thread each, each
+# against the uniform-random policy of benchmarks/random_baseline.py), then the GPU-scale commands, one per suite (the
+# reference's settings where they fit one GPU; `--num-envs` actors, long contexts).
+# Usage: SUITE=<name> bash benchmarks/suites.sh
+#   CPU:  babyai_easy           BabyAI GoToRedBallNoDists + GoToObj, amago_multitask.py, 30 min
+#         dmc_cheetah_cpu       DMC cheetah-run, 25 min
+#         metaworld_reach_cpu   Meta-World ML1 reach (a hidden goal, 3 attempts of 500 steps), transformer and ff
+#                               side by side, 25 min each
+#   GPU:  metaworld babyai atari procgen xland dmc
+# MINUTES overrides a CPU run's budget; TAG=check_ writes under check_<recipe>.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-case "${SUITE:-cpu}" in
-cpu)
-  OMP_NUM_THREADS=1 python benchmarks/run.py --minutes 30 --script amago_multitask.py --recipe suites_babyai_easy --name suites_babyai_easy -- \
+tag=${TAG:-}
+cpu() {  # cpu RECIPE NAME MINUTES [run.py flags] -- script flags
+  local recipe=$tag$1 name=$tag$2 minutes=${MINUTES:-$3}; shift 3
+  OMP_NUM_THREADS=1 python benchmarks/run.py --minutes "$minutes" --recipe "$recipe" --name "$name" "$@"
+}
+case "${SUITE:-}" in
+babyai_easy)
+  cpu suites_babyai_easy suites_babyai_easy 30 --script amago_multitask.py -- \
     --env-id envs:BabyAI-MT-Easy-v0 --traj-encoder transformer --max-seq-len 32 --total-timesteps 100000 \
     --eval-interval 2 --eval-episodes 48 ;;
+dmc_cheetah_cpu)  # Box actions: the critic at width 64 (as the pendulum recipe), noise annealed over 30k steps
+  cpu suites_dmc_cheetah_cpu suites_dmc_cheetah_cpu 25 -- --env-id envs:DMC-cheetah-run-v0 --traj-encoder transformer \
+    --total-timesteps 100000 --eps-anneal-frac 0.3 --critic-hidden 64 --eval-interval 5 --eval-episodes 8 ;;
+metaworld_reach_cpu)  # the goal is found from the dense reward within the 32-step context; ff sees one reward back
+  for enc in transformer ff; do
+    cpu suites_metaworld_reach_cpu suites_metaworld_reach_cpu_$enc 25 -- --env-id envs:MetaWorld-ML1-reach-v0 \
+      --traj-encoder $enc --total-timesteps 100000 --eps-anneal-frac 0.3 --critic-hidden 64 --eval-interval 5 \
+      --eval-episodes 8 &
+  done
+  wait ;;
 metaworld)  # ML1 reach, 3 attempts of 500 steps per goal; the whole rollout in context
   python benchmarks/run.py --minutes 600 --script amago_multitask.py --recipe suites_metaworld_ml1_reach --name suites_metaworld_ml1_reach -- \
     --env-id envs:MetaWorld-ML1-reach-v0 --traj-encoder transformer --max-seq-len 256 --num-envs 24 \
@@ -35,5 +55,6 @@ dmc)  # cheetah run, 1,000-step episodes
   python benchmarks/run.py --minutes 600 --recipe suites_dmc_cheetah_run --name suites_dmc_cheetah_run -- \
     --env-id envs:DMC-cheetah-run-v0 --traj-encoder transformer --max-seq-len 64 --num-envs 16 \
     --total-timesteps 3000000 --eval-interval 10 --eval-episodes 16 ;;
-*) echo "SUITE must be one of: cpu metaworld babyai atari procgen xland dmc, got ${SUITE}" >&2; exit 2 ;;
+*) echo "SUITE must be one of: babyai_easy dmc_cheetah_cpu metaworld_reach_cpu (CPU), metaworld babyai atari \
+procgen xland dmc (GPU), got '${SUITE:-}'" >&2; exit 2 ;;
 esac

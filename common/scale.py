@@ -114,7 +114,7 @@ def load_latest(path, agent, seen, writer=None, step=0):
             fingerprint = (st.st_ino, st.st_mtime_ns, st.st_size)
             if fingerprint != seen["file"]:
                 state = torch.load(f, map_location="cpu", weights_only=False)
-                agent.load_state_dict(state["agent"])
+                load_matching(agent, state["agent"], path)
                 seen = {"file": fingerprint, "updates": state["updates"]}
                 print(f"collector: acting with the policy of update {state['updates']}", flush=True)
     except FileNotFoundError:  # no learner has written weights yet: act with the initial ones
@@ -134,7 +134,19 @@ def load_weights(path, agent):
     if not Path(path).exists():
         raise FileNotFoundError(f"no weights at {path}: pass --run-name of a run with a checkpoint, or --load-from")
     state = torch.load(path, map_location="cpu", weights_only=False)
-    agent.load_state_dict(state.get("agent", state))
+    load_matching(agent, state.get("agent", state), path)
+
+
+def load_matching(agent, state, path):
+    """load_state_dict, with the model flags named when the weights come from an agent of other sizes."""
+    try:
+        agent.load_state_dict(state)
+    except RuntimeError as e:
+        first = str(e).split("\n\t")[1] if "\n\t" in str(e) else str(e)
+        raise ValueError(
+            f"the weights in {path} do not fit this agent ({first.strip()}): give this process the model flags "
+            "(--traj-encoder, --d-model, --n-layers, --max-seq-len, sizes ...) of the run that wrote them"
+        ) from None
 
 
 def wait_for_data(args, buffer, stop, epochs, poll_s=2.0):

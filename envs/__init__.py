@@ -47,6 +47,10 @@ _ENVS = {
     "MazeRunner-v0": "envs.mazerunner:MazeRunner",
     # AMAGO-2: hidden tasks that differ only by reward scale
     "MultiScaleBandit-v0": "envs.multiscale:MultiScale",
+    **{  # one scale each, the same spaces: the envs of one multi-env run (benchmarks/multienv.sh)
+        f"MultiScaleBandit-x{s:g}-v0": ("envs.multiscale:MultiScale", {"scales": (s,), "max_scale": 100.0})
+        for s in (1.0, 10.0, 100.0)
+    },
     # benchmark suites, each with its own package (imported when the env is made; the error names the pip line)
     "DMC-cheetah-run-v0": ("envs.dmc:DMControl", {"domain": "cheetah", "task": "run"}),
     "DMC-walker-walk-v0": ("envs.dmc:DMControl", {"domain": "walker", "task": "walk"}),

@@ -15,7 +15,8 @@ Actions Discrete(arms). Reward s for the good arm, else 0. The episode terminate
 
 Success (the eval metric, logged as f"{LOG_PREFIX} success" at the last step) is 1 if the last pull is on the good
 arm: 1/arms for a policy that does not adapt, 1.0 for the optimal one (pulls >= arms). `env_name` is
-"MultiScaleBandit-x{s}", so eval metrics and frame counts are split per scale.
+"MultiScaleBandit-x{s}", so eval metrics and frame counts are split per scale. MultiScaleBandit-x1-v0, -x10-v0 and
+-x100-v0 each hold one scale: as separate env ids of one run (`--env-id a,b,c`), the actors are split among them.
 """
 
 import gymnasium as gym
@@ -27,7 +28,7 @@ from envs import LOG_PREFIX
 class MultiScale(gym.Env):
     metadata = {"render_modes": []}
 
-    def __init__(self, arms: int = 3, pulls: int = 6, scales: tuple = (1.0, 10.0, 100.0)):
+    def __init__(self, arms: int = 3, pulls: int = 6, scales: tuple = (1.0, 10.0, 100.0), max_scale: float = 0.0):
         if arms < 2:
             raise ValueError(f"arms must be >= 2, got {arms}")
         if pulls < arms:
@@ -37,7 +38,10 @@ class MultiScale(gym.Env):
         if len(scales) < 1 or min(scales) <= 0:
             raise ValueError(f"scales must be a non-empty list of positive reward scales, got {scales}")
         self.arms, self.pulls, self.scales = arms, pulls, tuple(float(s) for s in scales)
-        self.observation_space = gym.spaces.Box(0.0, float(np.log1p(max(self.scales))), (1,), np.float32)
+        # the display's bound: the largest scale of the task family, so that one-scale envs (MultiScaleBandit-x1-v0
+        # ...) share one observation space and can run side by side in one multi-env run
+        high = np.log1p(max(*self.scales, max_scale))
+        self.observation_space = gym.spaces.Box(0.0, float(high), (1,), np.float32)
         self.action_space = gym.spaces.Discrete(arms)
 
     def reset(self, seed=None, options=None):

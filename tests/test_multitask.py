@@ -213,3 +213,20 @@ def test_multiscale_bad_arguments_are_clear_errors():
         env = MultiScale()
         env.reset(seed=0)
         env.step(3)
+
+
+def test_one_scale_bandit_ids_share_their_spaces_and_hold_one_scale():
+    """MultiScaleBandit-x1/-x10/-x100-v0 run side by side in one multi-env run: the same spaces, one scale each."""
+    import envs  # noqa: F401  (registers the ids)
+
+    made = {s: gym.make(f"MultiScaleBandit-x{s}-v0") for s in (1, 10, 100)}
+    assert len({(repr(e.observation_space), repr(e.action_space)) for e in made.values()}) == 1
+    assert made[1].observation_space == gym.make("MultiScaleBandit-v0").observation_space
+    for s, env in made.items():
+        names = set()
+        for seed in range(5):
+            env.reset(seed=seed)
+            names.add(env.unwrapped.env_name)
+            _, r, *_ = env.step(env.unwrapped.good)
+            assert r == s
+        assert names == {f"MultiScaleBandit-x{s}"}

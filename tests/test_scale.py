@@ -215,6 +215,10 @@ def test_eval_only_files_train_a_fully_offline_run(tmp_path):
     run_script(tmp_path, **offline, run_name="c", dset_name="a")
     assert counters(tmp_path, "c")["updates"] == 2 * 4 and not (tmp_path / "buffers/c").exists()
 
+    # weights of another size (a collector or --eval-only given other model flags): the flags are named
+    out = run_script(tmp_path, check=False, **CARTPOLE, eval_only=True, run_name="a", d_model=24)
+    assert out.returncode != 0 and "do not fit this agent" in out.stderr and "--d-model" in out.stderr
+
 
 # ------------------------------------------------------- several envs -------------------------------------------------------
 def test_multi_env_run_logs_per_env_and_evaluates_its_own_set(tmp_path):

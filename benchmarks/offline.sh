@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Offline RL and offline -> online on CartPole-v1 (recipe offline_cartpole; benchmarks/README.md, "offline_cartpole").
+# Every run uses the cartpole recipe's sizes (benchmarks/classic_control.sh), transformer, seed 1.
+#   expert    train online until greedy eval >= 475 (<= 30 min); its checkpoint is the data-collecting policy, and
+#             its curve is the online run from scratch that the finetune run is compared with (same flags and seed)
+#   data      --eval-only of that checkpoint writes the dataset as trajectory files: 64 greedy episodes and 64 episodes
+#             sampled from the policy (--no-eval-greedy: the exploratory part), with the metrics of both
+#   offline   a fully offline run on the dataset alone (--start-collecting-at-epoch never), 15 min
+#   finetune  the dataset, 20 offline epochs (4,000 updates), then online collection as usual, 15 min
+#   offline_fbc, finetune_fbc   the same with the actor trained by filtered BC alone (--online-coeff 0
+#             --offline-coeff 1, AMAGO-2's actor): it only imitates the dataset's actions whose advantage is > 0, so
+#             it never follows the critic to actions the data does not hold
+# Usage: bash benchmarks/offline.sh [expert|data|offline|finetune|offline_fbc|finetune_fbc|all]
+#   (the runs after data may run side by side)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+what=${1:-all}
+R=offline_cartpole
+OUT=benchmarks/out
+export OMP_NUM_THREADS=1
+FLAGS="--env-id CartPole-v1 --traj-encoder transformer --seed 1 --num-envs 32 --eval-interval 5 --anneal-lr
+  --learning-rate 1e-3 --pos-emb learned --max-time-idx 1 --total-timesteps 921600 --eps-anneal-frac 0.05
+  --batch-size 8 --n-layers 1 --critic-hidden 64 --actor-hidden 64 --tstep-hidden 64 --d-ff 128"
+data=$PWD/$OUT/${R}_data/protected
+with_data() {  # with_data NAME: a fresh run folder whose buffer holds the dataset in protected/ (never deleted)
+  mkdir -p "$OUT/$1/buffers/$1"
+  cp -r "$data" "$OUT/$1/buffers/$1/protected"
+}
+if [[ $what == expert || $what == all ]]; then
+  python benchmarks/run.py --minutes 30 --recipe $R --name ${R}_expert --target 475 --stop-at-target -- $FLAGS
+fi
+if [[ $what == data || $what == all ]]; then
+  ckpt=$PWD/$OUT/${R}_expert/runs/${R}_expert/checkpoint.pt
+  mkdir -p "$data"
+  for mode in --eval-greedy --no-eval-greedy; do  # one JSON line of eval metrics each
+    (cd "$OUT/${R}_expert" && python ../../../amago_agent.py $FLAGS --run-name ${R}_data --eval-only --load-from "$ckpt" \
+      --eval-episodes 64 $mode --save-trajs-to "$data" | tail -n 1)
+  done | python -c "import json,sys; g,s=[json.loads(l) for l in sys.stdin]; print(json.dumps({'recipe': '$R',
+'name': '${R}_data', 'greedy_episodes': 64, 'sampled_episodes': 64, 'greedy': g, 'sampled': s}, indent=1))" \
+    | tee benchmarks/results/$R/${R}_data.json
+fi
+FBC="--online-coeff 0 --offline-coeff 1"
+for loss in "" _fbc; do
+  extra=${loss:+$FBC}
+  if [[ $what == offline$loss || $what == all ]]; then
+    with_data ${R}_offline$loss
+    python benchmarks/run.py --minutes 15 --recipe $R --name ${R}_offline$loss -- $FLAGS $extra \
+      --start-collecting-at-epoch 1000000
+  fi
+  if [[ $what == finetune$loss || $what == all ]]; then
+    with_data ${R}_finetune$loss
+    python benchmarks/run.py --minutes 15 --recipe $R --name ${R}_finetune$loss -- $FLAGS $extra \
+      --start-collecting-at-epoch 20
+  fi
+done

@@ -62,6 +62,7 @@ def main():
     p.add_argument("--episodes", type=int, default=64)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--max-steps", type=int, default=1_000_000, help="vector steps at most")
+    p.add_argument("--record", default=None, help="also write the RESULT to this JSON file")
     a = p.parse_args()
     env_id = ",".join(resolve_env_id(i) for i in a.env_id.split(","))
     envs = make_vec_env(env_id, a.num_envs, a.env_mode, a.seed)
@@ -79,6 +80,9 @@ def main():
     }
     result.update({k: round(float(v), 4) for k, v in ev.items()})
     print("RESULT " + json.dumps(result), flush=True)
+    if a.record:
+        Path(a.record).parent.mkdir(parents=True, exist_ok=True)
+        Path(a.record).write_text(json.dumps(result, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from common.logs import eval_curve, read_scalars  # noqa: E402
+from common.logs import eval_curve, read_scalars, updates_at  # noqa: E402
 
 
 def arg_value(argv, flag, default):
@@ -37,15 +37,15 @@ def target_reached(run_dir, target):
 
 
 def per_env_curve(scalars, start_time, metric):
-    """CSV text: minutes, env steps, updates and eval/<env>/<metric> of every env, one row per evaluation."""
+    """CSV text: minutes, env steps, updates and eval/<env>/<metric> of every env, one row per evaluation (the n-th
+    value of each env is the n-th eval: every eval logs every env of the eval set)."""
     tags = sorted(t for t in scalars if t.startswith("eval/") and t.endswith("/" + metric) and t.count("/") == 2)
-    curves = [{step: (t, v) for t, step, v in scalars[tag]} for tag in tags]
-    updates = {step: value for _, step, value in scalars.get("charts/updates", [])}
+    updates = updates_at(scalars)
     lines = ["minutes,env_steps,updates," + ",".join(tag.split("/")[1] + "/" + metric for tag in tags)]
-    for step in sorted(set.intersection(*(set(c) for c in curves))) if curves else []:
-        minutes = (curves[0][step][0] - start_time) / 60
-        values = ",".join(f"{c[step][1]:.3f}" for c in curves)
-        lines.append(f"{minutes:.2f},{step},{int(updates.get(step, 0))},{values}")
+    for evals in zip(*(scalars[tag] for tag in tags)):
+        t, step = evals[0][0], evals[0][1]
+        values = ",".join(f"{v:.3f}" for _, _, v in evals)
+        lines.append(f"{(t - start_time) / 60:.2f},{step},{updates(t)},{values}")
     return "\n".join(lines) + "\n" if len(lines) > 1 else None
 
 

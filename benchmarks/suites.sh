@@ -12,19 +12,27 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tag=${TAG:-}
+baseline() {  # baseline RECIPE ENV_ID [flags]: the uniform-random policy's eval metrics, recorded beside the runs
+  local recipe=$tag$1 env=$2; shift 2
+  OMP_NUM_THREADS=1 python benchmarks/random_baseline.py --env-id "$env" --episodes 32 "$@" \
+    --record "benchmarks/results/$recipe/${recipe}_random.json" | tail -n 1
+}
 cpu() {  # cpu RECIPE NAME MINUTES [run.py flags] -- script flags
   local recipe=$tag$1 name=$tag$2 minutes=${MINUTES:-$3}; shift 3
   OMP_NUM_THREADS=1 python benchmarks/run.py --minutes "$minutes" --recipe "$recipe" --name "$name" "$@"
 }
 case "${SUITE:-}" in
 babyai_easy)
+  baseline suites_babyai_easy envs:BabyAI-MT-Easy-v0 --episodes 1000
   cpu suites_babyai_easy suites_babyai_easy 30 --script amago_multitask.py -- \
     --env-id envs:BabyAI-MT-Easy-v0 --traj-encoder transformer --max-seq-len 32 --total-timesteps 100000 \
     --eval-interval 2 --eval-episodes 48 ;;
 dmc_cheetah_cpu)  # Box actions: the critic at width 64 (as the pendulum recipe), noise annealed over 30k steps
+  baseline suites_dmc_cheetah_cpu envs:DMC-cheetah-run-v0
   cpu suites_dmc_cheetah_cpu suites_dmc_cheetah_cpu 25 -- --env-id envs:DMC-cheetah-run-v0 --traj-encoder transformer \
     --total-timesteps 100000 --eps-anneal-frac 0.3 --critic-hidden 64 --eval-interval 5 --eval-episodes 8 ;;
 metaworld_reach_cpu)  # the goal is found from the dense reward within the 32-step context; ff sees one reward back
+  baseline suites_metaworld_reach_cpu envs:MetaWorld-ML1-reach-v0
   for enc in transformer ff; do
     cpu suites_metaworld_reach_cpu suites_metaworld_reach_cpu_$enc 25 -- --env-id envs:MetaWorld-ML1-reach-v0 \
       --traj-encoder $enc --total-timesteps 100000 --eps-anneal-frac 0.3 --critic-hidden 64 --eval-interval 5 \

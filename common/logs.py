@@ -1,6 +1,7 @@
 """Run logs: the tensorboard (and optional wandb) writer, the eval metrics a run writes, and reading back the scalars
 it wrote (`runs/<run_name>/events.*`)."""
 
+import bisect
 from pathlib import Path
 
 import numpy as np
@@ -58,7 +59,14 @@ def read_scalars(run_dir):
     return {tag: [(e.wall_time, e.step, e.value) for e in acc.Scalars(tag)] for tag in acc.Tags()["scalars"]}
 
 
+def updates_at(scalars):
+    """wall time -> the update count last logged by then (by time, not env step: an offline run's steps stay 0)."""
+    logged = sorted((t, v) for t, _, v in scalars.get("charts/updates", []))
+    times = [t for t, _ in logged]
+    return lambda t: int(logged[bisect.bisect_right(times, t) - 1][1]) if times and times[0] <= t else 0
+
+
 def eval_curve(scalars, start_time, tag="eval/return"):
     """Rows of (minutes since start, env steps, updates, eval return), one per evaluation."""
-    updates = {step: value for _, step, value in scalars.get("charts/updates", [])}
-    return [((t - start_time) / 60, step, int(updates.get(step, 0)), value) for t, step, value in scalars.get(tag, [])]
+    updates = updates_at(scalars)
+    return [((t - start_time) / 60, step, updates(t), value) for t, step, value in scalars.get(tag, [])]

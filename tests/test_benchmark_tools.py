@@ -12,6 +12,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from run import per_env_curve  # noqa: E402
 
+from common.logs import eval_curve  # noqa: E402
+
 
 def test_per_env_curve_has_one_column_per_env_at_the_evals_all_envs_logged():
     t0 = 1000.0
@@ -20,15 +22,25 @@ def test_per_env_curve_has_one_column_per_env_at_the_evals_all_envs_logged():
         "eval/b/success": [(t0 + 60, 10, 0.25), (t0 + 120, 20, 0.75), (t0 + 180, 30, 1.0)],
         "eval/a/return": [(t0 + 60, 10, 9.0)],  # another metric: not a column
         "eval/success": [(t0 + 60, 10, 0.1)],  # not per env
-        "charts/updates": [(t0 + 60, 10, 4), (t0 + 120, 20, 8)],
+        "charts/updates": [(t0 + 59, 10, 4), (t0 + 119, 20, 8)],
     }
     lines = per_env_curve(scalars, t0, "success").splitlines()
     assert lines == [
         "minutes,env_steps,updates,a/success,b/success",
         "1.00,10,4,0.500,0.250",
-        "2.00,20,8,1.000,0.750",  # step 30: only b logged it
+        "2.00,20,8,1.000,0.750",  # the third eval: only b logged it
     ]
     assert per_env_curve(scalars, t0, "attempt 1 success") is None  # no such metric: no file
+
+
+def test_curves_take_the_update_count_by_time_so_an_offline_run_has_it():
+    """An offline run logs every eval at env step 0: the update count at each eval is the one logged before it."""
+    t0 = 0.0
+    scalars = {
+        "charts/updates": [(10.0, 0, 200), (20.0, 0, 400), (30.0, 0, 600)],
+        "eval/return": [(5.0, 0, 9.0), (11.0, 0, 50.0), (31.0, 0, 500.0)],
+    }
+    assert [(u, r) for _, _, u, r in eval_curve(scalars, t0)] == [(0, 9.0), (200, 50.0), (600, 500.0)]
 
 
 @pytest.mark.parametrize("env_id,low,high", [("CartPole-v1", 12, 40), ("MountainCarContinuous-v0", -80, 0)])

@@ -3,15 +3,14 @@
 # Every run uses the cartpole recipe's sizes (benchmarks/classic_control.sh), transformer, seed 1.
 #   expert    train online until greedy eval >= 475 (<= 30 min); its checkpoint is the data-collecting policy, and
 #             its curve is the online run from scratch that the finetune run is compared with (same flags and seed)
-#   data      --eval-only of that checkpoint writes the dataset as trajectory files: 64 greedy episodes and 64 episodes
-#             sampled from the policy (--no-eval-greedy: the exploratory part), with the metrics of both
+#   data      the dataset, as trajectory files: --eval-only of that checkpoint writes 64 greedy episodes and 64 episodes
+#             sampled from the policy (--no-eval-greedy), with the metrics of both; the exploratory part is 1,000 files
+#             drawn at random (seed 0) from the expert run's own buffer: its epsilon-greedy training episodes, from
+#             the first epoch to the last (expert episodes alone cover too few actions: the critic then overrates the
+#             ones the data never takes, and both offline runs fell from 482 to ~10)
 #   offline   a fully offline run on the dataset alone (--start-collecting-at-epoch never), 15 min
 #   finetune  the dataset, 20 offline epochs (4,000 updates), then online collection as usual, 15 min
-#   offline_fbc, finetune_fbc   the same with the actor trained by filtered BC alone (--online-coeff 0
-#             --offline-coeff 1, AMAGO-2's actor): it only imitates the dataset's actions whose advantage is > 0, so
-#             it never follows the critic to actions the data does not hold
-# Usage: bash benchmarks/offline.sh [expert|data|offline|finetune|offline_fbc|finetune_fbc|all]
-#   (the runs after data may run side by side)
+# Usage: bash benchmarks/offline.sh [expert|data|offline|finetune|all]   (offline and finetune may run side by side)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -31,25 +30,28 @@ if [[ $what == expert || $what == all ]]; then
 fi
 if [[ $what == data || $what == all ]]; then
   ckpt=$PWD/$OUT/${R}_expert/runs/${R}_expert/checkpoint.pt
-  mkdir -p "$data"
+  rm -rf "$data" && mkdir -p "$data"
   for mode in --eval-greedy --no-eval-greedy; do  # one JSON line of eval metrics each
     (cd "$OUT/${R}_expert" && python ../../../amago_agent.py $FLAGS --run-name ${R}_data --eval-only --load-from "$ckpt" \
       --eval-episodes 64 $mode --save-trajs-to "$data" | tail -n 1)
   done | python -c "import json,sys; g,s=[json.loads(l) for l in sys.stdin]; print(json.dumps({'recipe': '$R',
 'name': '${R}_data', 'greedy_episodes': 64, 'sampled_episodes': 64, 'greedy': g, 'sampled': s}, indent=1))" \
     | tee benchmarks/results/$R/${R}_data.json
+  python - "$OUT/${R}_expert/buffers/${R}_expert/fifo" "$data" <<'EOF'
+import random, shutil, sys
+from pathlib import Path
+fifo, data = map(Path, sys.argv[1:])
+files = random.Random(0).sample(sorted(fifo.glob("*.npz")), 1000)
+for f in files:
+    shutil.copy(f, data / f.name)
+print(f"copied {len(files)} of the expert run's {len(list(fifo.glob('*.npz')))} replay files into {data}")
+EOF
 fi
-FBC="--online-coeff 0 --offline-coeff 1"
-for loss in "" _fbc; do
-  extra=${loss:+$FBC}
-  if [[ $what == offline$loss || $what == all ]]; then
-    with_data ${R}_offline$loss
-    python benchmarks/run.py --minutes 15 --recipe $R --name ${R}_offline$loss -- $FLAGS $extra \
-      --start-collecting-at-epoch 1000000
-  fi
-  if [[ $what == finetune$loss || $what == all ]]; then
-    with_data ${R}_finetune$loss
-    python benchmarks/run.py --minutes 15 --recipe $R --name ${R}_finetune$loss -- $FLAGS $extra \
-      --start-collecting-at-epoch 20
-  fi
-done
+if [[ $what == offline || $what == all ]]; then
+  with_data ${R}_offline
+  python benchmarks/run.py --minutes 15 --recipe $R --name ${R}_offline -- $FLAGS --start-collecting-at-epoch 1000000
+fi
+if [[ $what == finetune || $what == all ]]; then
+  with_data ${R}_finetune
+  python benchmarks/run.py --minutes 15 --recipe $R --name ${R}_finetune -- $FLAGS --start-collecting-at-epoch 20
+fi

@@ -7,6 +7,8 @@
 #         dmc_cheetah_cpu       DMC cheetah-run, 25 min
 #         metaworld_reach_cpu   Meta-World ML1 reach (a hidden goal, 3 attempts of 500 steps), transformer and ff
 #                               side by side, 25 min each
+#         smoke                 every suite for 2 minutes each, the GPU commands' shapes at CPU sizes: what runs and
+#                               how fast on this CPU (recipe suites_smoke), not learning
 #   GPU:  metaworld babyai atari procgen xland dmc
 # MINUTES overrides a CPU run's budget; TAG=check_ writes under check_<recipe>.
 set -euo pipefail
@@ -39,6 +41,16 @@ metaworld_reach_cpu)  # the goal is found from the dense reward within the 32-st
       --eval-episodes 8 &
   done
   wait ;;
+smoke)  # 8 actors (xland: 32 in one jax env), d_model 64, 2 layers, max_seq_len 32; short epochs, no evaluation
+  small="--max-seq-len 32 --timesteps-per-epoch 50 --batches-per-epoch 20 --eval-interval 1000000"
+  for spec in "metaworld envs:MetaWorld-ML1-reach-v0" "babyai envs:BabyAI-MT-v0" \
+    "atari envs:Atari-MultiGame-v0 --tstep-encoder cnn --cnn impala" \
+    "procgen envs:Procgen-Memory-TwoShot-v0 --tstep-encoder cnn --cnn impala" \
+    "xland envs:XLand-Trivial-R1-9x9-v0 --env-mode already_vectorized --num-envs 32" "dmc envs:DMC-cheetah-run-v0"; do
+    set -- $spec
+    name=$1 env=$2; shift 2
+    cpu suites_smoke suites_smoke_$name 2 --script amago_multitask.py -- --env-id $env $small "$@"
+  done ;;
 metaworld)  # ML1 reach, 3 attempts of 500 steps per goal; the whole rollout in context
   python benchmarks/run.py --minutes 600 --script amago_multitask.py --recipe suites_metaworld_ml1_reach --name suites_metaworld_ml1_reach -- \
     --env-id envs:MetaWorld-ML1-reach-v0 --traj-encoder transformer --max-seq-len 256 --num-envs 24 \
@@ -63,6 +75,6 @@ dmc)  # cheetah run, 1,000-step episodes
   python benchmarks/run.py --minutes 600 --recipe suites_dmc_cheetah_run --name suites_dmc_cheetah_run -- \
     --env-id envs:DMC-cheetah-run-v0 --traj-encoder transformer --max-seq-len 64 --num-envs 16 \
     --total-timesteps 3000000 --eval-interval 10 --eval-episodes 16 ;;
-*) echo "SUITE must be one of: babyai_easy dmc_cheetah_cpu metaworld_reach_cpu (CPU), metaworld babyai atari \
+*) echo "SUITE must be one of: babyai_easy dmc_cheetah_cpu metaworld_reach_cpu smoke (CPU), metaworld babyai atari \
 procgen xland dmc (GPU), got '${SUITE:-}'" >&2; exit 2 ;;
 esac

@@ -31,12 +31,18 @@ def plot(recipe):
         if recipe not in SPECIAL and f.stem.endswith(("_per_scale", "_per_env")) and columns:
             continue
         rows = list(csv.DictReader(f.open()))
+        if not rows:
+            continue
         cols = columns or [c for c in rows[0] if c not in ("minutes", "env_steps", "updates")]
         for col in cols:
             label = f.stem.removesuffix("_per_scale").removesuffix("_per_env") + ("" if len(cols) == 1 else " " + col)
             curves[label] = [(float(r["minutes"]), float(r[col])) for r in rows]
-    if not curves:
+    if not (RESULTS / recipe).is_dir():
         sys.exit(f"no results in {RESULTS / recipe}: known recipes are {', '.join(recipes())}")
+    curves = {label: points for label, points in curves.items() if points}
+    if not curves:  # e.g. suites_smoke: throughput runs without evaluation
+        print(f"{recipe}: no eval curve to plot")
+        return
     plot_curves(curves, RESULTS / f"{recipe}.png", title=recipe, ylabel=ylabel)
     print(f"wrote {(RESULTS / recipe).relative_to(ROOT)}.png ({len(curves)} curves)")
 

@@ -12,6 +12,7 @@ given --overwrite, and its name must start with the recipe's (so each recipe onl
 import argparse
 import json
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -73,6 +74,10 @@ def main():
         )
     script_args = [x for x in a.script_args if x != "--"]
     out = ROOT / "benchmarks" / "out" / a.name
+    if (out / "runs").exists():  # the scratch output of an earlier run of this name: its logs would mix with ours
+        if not a.overwrite:
+            p.error(f"{out.relative_to(ROOT)} holds an earlier run's output; pass --overwrite to replace it")
+        shutil.rmtree(out)
     out.mkdir(parents=True, exist_ok=True)
     cmd = [
         sys.executable,
@@ -104,6 +109,8 @@ def main():
                 proc.terminate()  # checkpoints and buffer files are written atomically, so stopping anywhere is safe
                 rc = proc.wait()
     wall = time.time() - start
+    if rc not in (0, -signal.SIGTERM, 128 + signal.SIGTERM):  # ended by itself with an error: nothing to record
+        sys.exit(f"the run failed (exit code {rc}): see {(out / 'stdout.log').relative_to(ROOT)}")
     scalars = read_scalars(out / "runs" / a.name)
     curve = eval_curve(scalars, start)
     with open(out / "curve.csv", "w") as f:

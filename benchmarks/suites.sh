@@ -7,10 +7,11 @@
 #         dmc_cheetah_cpu       DMC cheetah-run, 25 min
 #         metaworld_reach_cpu   Meta-World ML1 reach (a hidden goal, 3 attempts of 500 steps), transformer and ff
 #                               side by side, 25 min each
+#         xland_cpu             XLand-MiniGrid trivial 9x9 (a hidden goal object, 4 attempts), 32 jax actors, 25 min
 #         smoke                 every suite for 2 minutes each, the GPU commands' shapes at CPU sizes: what runs and
 #                               how fast on this CPU (recipe suites_smoke), not learning
 #   GPU:  metaworld babyai atari procgen xland dmc
-# MINUTES overrides a CPU run's budget; TAG=check_ writes under check_<recipe>.
+# MINUTES overrides a CPU run's budget; TAG=check_ writes under check_<recipe>; OVERWRITE=1 replaces recorded runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tag=${TAG:-}
@@ -21,7 +22,7 @@ baseline() {  # baseline RECIPE ENV_ID [flags]: the uniform-random policy's eval
 }
 cpu() {  # cpu RECIPE NAME MINUTES [run.py flags] -- script flags
   local recipe=$tag$1 name=$tag$2 minutes=${MINUTES:-$3}; shift 3
-  OMP_NUM_THREADS=1 python benchmarks/run.py --minutes "$minutes" --recipe "$recipe" --name "$name" "$@"
+  OMP_NUM_THREADS=1 python benchmarks/run.py --minutes "$minutes" --recipe "$recipe" --name "$name" ${OVERWRITE:+--overwrite} "$@"
 }
 case "${SUITE:-}" in
 babyai_easy)
@@ -41,8 +42,13 @@ metaworld_reach_cpu)  # the goal is found from the dense reward within the 32-st
       --eval-episodes 8 &
   done
   wait ;;
+xland_cpu)  # 800 env steps and 200 updates per epoch, as the other CPU runs
+  baseline suites_xland_cpu envs:XLand-Trivial-R1-9x9-v0 --env-mode already_vectorized --num-envs 32
+  cpu suites_xland_cpu suites_xland_cpu 25 -- --env-id envs:XLand-Trivial-R1-9x9-v0 --env-mode already_vectorized \
+    --num-envs 32 --traj-encoder transformer --max-seq-len 64 --timesteps-per-epoch 25 --total-timesteps 1000000 \
+    --eps-anneal-frac 0.1 --eval-interval 5 --eval-episodes 32 ;;
 smoke)  # 8 actors (xland: 32 in one jax env), d_model 64, 2 layers, max_seq_len 32; short epochs, no evaluation
-  small="--max-seq-len 32 --timesteps-per-epoch 50 --batches-per-epoch 20 --eval-interval 1000000"
+  small="--max-seq-len 32 --traj-save-len 64 --timesteps-per-epoch 50 --batches-per-epoch 20 --eval-interval 1000000"
   for spec in "metaworld envs:MetaWorld-ML1-reach-v0" "babyai envs:BabyAI-MT-v0" \
     "atari envs:Atari-MultiGame-v0 --tstep-encoder cnn --cnn impala" \
     "procgen envs:Procgen-Memory-TwoShot-v0 --tstep-encoder cnn --cnn impala" \
@@ -75,6 +81,6 @@ dmc)  # cheetah run, 1,000-step episodes
   python benchmarks/run.py --minutes 600 --recipe suites_dmc_cheetah_run --name suites_dmc_cheetah_run -- \
     --env-id envs:DMC-cheetah-run-v0 --traj-encoder transformer --max-seq-len 64 --num-envs 16 \
     --total-timesteps 3000000 --eval-interval 10 --eval-episodes 16 ;;
-*) echo "SUITE must be one of: babyai_easy dmc_cheetah_cpu metaworld_reach_cpu smoke (CPU), metaworld babyai atari \
+*) echo "SUITE must be one of: babyai_easy dmc_cheetah_cpu metaworld_reach_cpu xland_cpu smoke (CPU), metaworld babyai atari \
 procgen xland dmc (GPU), got '${SUITE:-}'" >&2; exit 2 ;;
 esac

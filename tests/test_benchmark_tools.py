@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -54,3 +55,31 @@ def test_random_baseline_plays_uniform_random_actions(env_id, low, high):
     result = json.loads(out.stdout.splitlines()[-1].removeprefix("RESULT "))
     assert result["policy"] == "uniform_random" and low < result["eval/return"] < high
     assert result[f"eval/{env_id}/return"] == result["eval/return"]
+
+
+def test_run_py_never_mixes_a_new_run_with_an_earlier_runs_logs():
+    """A name whose scratch output (benchmarks/out/<name>/runs) exists is refused: its old tensorboard logs would be
+    read back as the new run's curve. --overwrite clears it first."""
+    name = f"test_tools_{os.getpid()}"
+    out = ROOT / "benchmarks/out" / name
+    (out / "runs" / name).mkdir(parents=True)
+    try:
+        cmd = [sys.executable, "benchmarks/run.py", "--minutes", "0.01", "--name", name, "--", "--env-id", "x"]
+        res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+        assert res.returncode == 2 and "holds an earlier run's output; pass --overwrite" in res.stderr
+        assert (out / "runs" / name).is_dir()  # refused: nothing removed
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def test_run_py_records_nothing_when_the_run_fails():
+    name = f"test_tools_fail_{os.getpid()}"
+    recipe = ROOT / "benchmarks/results" / name
+    cmd = [sys.executable, "benchmarks/run.py", "--minutes", "1", "--recipe", name, "--name", name, "--"]
+    try:
+        res = subprocess.run([*cmd, "--env-id", "NoSuchEnv-v0"], cwd=ROOT, capture_output=True, text=True)
+        assert res.returncode != 0 and "the run failed (exit code 1)" in res.stderr and "RESULT" not in res.stdout
+        assert not recipe.exists()
+    finally:
+        shutil.rmtree(ROOT / "benchmarks/out" / name, ignore_errors=True)
+        shutil.rmtree(recipe, ignore_errors=True)

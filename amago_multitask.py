@@ -1364,8 +1364,8 @@ if __name__ == "__main__":
                 writer.add_scalar(k, v.item(), counters["global_step"])  # each process its own batches' metrics
             writer.add_scalar("charts/updates_per_s", ups, counters["global_step"])
             writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], counters["global_step"])
-        if learner and learn:  # the latest weights, for collectors (--mode learn counts its collectors' env steps)
-            counters["global_step"] = scale.save_latest(latest, policy, counters, args.mode)
+        if args.mode != "collect" and learn:  # process 0 writes the latest weights; --mode learn counts collectors'
+            counters["global_step"] = scale.save_latest(latest, policy, counters, args.mode, write=learner)
         if stop:  # the unfinished epoch is done again on --resume
             break
         counters["epoch"] = epoch + 1

@@ -85,18 +85,20 @@ def claim(args, buffer_root, ckpt_path):
 
 
 # --------------------------------------- latest weights: learner -> collectors ----------------------------------------
-def save_latest(path, agent, counters, mode):
+def save_latest(path, agent, counters, mode, write=True):
     """The learner's current weights and update count, written atomically (temp file, fsync, rename): a collector
     never reads half a file. Returns the run's env steps: a learner that does not collect (--mode learn) counts its
-    collectors' steps, which each reports in {run_dir}/collectors/."""
+    collectors' steps, which each reports in {run_dir}/collectors/ (every rank does, so that all log at that step;
+    write=False: the other ranks of a multi-process learner, which only count)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as f:
-        torch.save({"agent": agent.state_dict(), "updates": counters["updates"]}, f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    if write:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        with open(tmp, "wb") as f:
+            torch.save({"agent": agent.state_dict(), "updates": counters["updates"]}, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
     if mode != "learn":
         return counters["global_step"]
     reports = path.parent / "collectors"

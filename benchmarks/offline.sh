@@ -21,22 +21,25 @@ FLAGS="--env-id CartPole-v1 --traj-encoder transformer --seed 1 --num-envs 32 --
   --learning-rate 1e-3 --pos-emb learned --max-time-idx 1 --total-timesteps 921600 --eps-anneal-frac 0.05
   --batch-size 8 --n-layers 1 --critic-hidden 64 --actor-hidden 64 --tstep-hidden 64 --d-ff 128"
 data=$PWD/$OUT/${R}_data/protected
+over=${OVERWRITE:+--overwrite}  # OVERWRITE=1 replaces recorded results
 with_data() {  # with_data NAME: a fresh run folder whose buffer holds the dataset in protected/ (never deleted)
-  mkdir -p "$OUT/$1/buffers/$1"
+  rm -rf "${OUT:?}/$1" && mkdir -p "$OUT/$1/buffers/$1"
   cp -r "$data" "$OUT/$1/buffers/$1/protected"
 }
 if [[ $what == expert || $what == all ]]; then
-  python benchmarks/run.py --minutes 30 --recipe $R --name ${R}_expert --target 475 --stop-at-target -- $FLAGS
+  python benchmarks/run.py --minutes 30 --recipe $R --name ${R}_expert --target 475 --stop-at-target $over -- $FLAGS
 fi
 if [[ $what == data || $what == all ]]; then
   ckpt=$PWD/$OUT/${R}_expert/runs/${R}_expert/checkpoint.pt
+  record=benchmarks/results/$R/${R}_data.json
+  if [[ -e $record && -z $over ]]; then echo "$record holds a recorded result; OVERWRITE=1 replaces it" >&2; exit 2; fi
   rm -rf "$data" && mkdir -p "$data"
   for mode in --eval-greedy --no-eval-greedy; do  # one JSON line of eval metrics each
     (cd "$OUT/${R}_expert" && python ../../../amago_agent.py $FLAGS --run-name ${R}_data --eval-only --load-from "$ckpt" \
       --eval-episodes 64 $mode --save-trajs-to "$data" | tail -n 1)
   done | python -c "import json,sys; g,s=[json.loads(l) for l in sys.stdin]; print(json.dumps({'recipe': '$R',
 'name': '${R}_data', 'greedy_episodes': 64, 'sampled_episodes': 64, 'greedy': g, 'sampled': s}, indent=1))" \
-    | tee benchmarks/results/$R/${R}_data.json
+    | tee "$record"
   python - "$OUT/${R}_expert/buffers/${R}_expert/fifo" "$data" <<'EOF'
 import random, shutil, sys
 from pathlib import Path
@@ -49,9 +52,9 @@ EOF
 fi
 if [[ $what == offline || $what == all ]]; then
   with_data ${R}_offline
-  python benchmarks/run.py --minutes 15 --recipe $R --name ${R}_offline -- $FLAGS --start-collecting-at-epoch 1000000
+  python benchmarks/run.py --minutes 15 --recipe $R --name ${R}_offline $over -- $FLAGS --start-collecting-at-epoch 1000000
 fi
 if [[ $what == finetune || $what == all ]]; then
   with_data ${R}_finetune
-  python benchmarks/run.py --minutes 15 --recipe $R --name ${R}_finetune -- $FLAGS --start-collecting-at-epoch 20
+  python benchmarks/run.py --minutes 15 --recipe $R --name ${R}_finetune $over -- $FLAGS --start-collecting-at-epoch 20
 fi

@@ -6,8 +6,8 @@
 #   data      the dataset, as trajectory files: --eval-only of that checkpoint writes 64 greedy episodes and 64 episodes
 #             sampled from the policy (--no-eval-greedy), with the metrics of both; the exploratory part is 1,000 files
 #             drawn at random (seed 0) from the expert run's own buffer: its epsilon-greedy training episodes, from
-#             the first epoch to the last (expert episodes alone cover too few actions: the critic then overrates the
-#             ones the data never takes, and both offline runs fell from 482 to ~10)
+#             the first epoch to the last (with the expert episodes alone, the fully offline run reached 482, then
+#             fell to ~10, below random: they hold almost none of the actions the expert does not take)
 #   offline   a fully offline run on the dataset alone (--start-collecting-at-epoch never), 15 min
 #   finetune  the dataset, 20 offline epochs (4,000 updates), then online collection as usual, 15 min
 # Usage: bash benchmarks/offline.sh [expert|data|offline|finetune|all]   (offline and finetune may run side by side)

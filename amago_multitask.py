@@ -521,14 +521,26 @@ class SigmaReparam(nn.Linear):
         self.register_buffer("u", u[:, 0].contiguous())
         self.register_buffer("v", vh[0].contiguous())
         self.gamma = nn.Parameter(torch.ones(()))
+        self.w_hat = None  # acting's cached gamma / sigma(W) * W
 
     def forward(self, x):
         if self.training:
             with torch.no_grad():
                 self.u.copy_(F.normalize(self.weight @ self.v, dim=0))
                 self.v.copy_(F.normalize(self.weight.T @ self.u, dim=0))
-        sigma = self.u @ self.weight @ self.v
-        return F.linear(x, self.gamma / sigma * self.weight, self.bias)
+        elif not torch.is_grad_enabled():  # acting: W_hat is built once, as weights change only in train mode
+            if self.w_hat is None:  # (updates) or on a load, and both drop it (below)
+                self.w_hat = self.gamma / (self.u @ self.weight @ self.v) * self.weight
+            return F.linear(x, self.w_hat, self.bias)
+        return F.linear(x, self.gamma / (self.u @ self.weight @ self.v) * self.weight, self.bias)
+
+    def train(self, mode=True):  # also eval(); (fused optimizers change weights without bumping their versions)
+        self.w_hat = None
+        return super().train(mode)
+
+    def _load_from_state_dict(self, *args, **kwargs):
+        self.w_hat = None
+        super()._load_from_state_dict(*args, **kwargs)
 
 
 def sinusoidal_embedding(time, d_model):  # time: (B, L) absolute timestep since reset -> (B, L, d_model)
@@ -579,18 +591,15 @@ class TransformerLayer(nn.Module):
         q, k, v = self.split_heads(self.norm1(x))
         return self.mlp_block(x, attention(q, k, v, window))
 
-    def step(self, x, k_cache, v_cache, count):
-        """x: (N, 1, d); caches: (N, H, W, E) ring buffers holding the last W keys/values of each actor."""
+    def step(self, x, k_cache, v_cache, slot, valid):
+        """x: (N, 1, d); caches: (N, H, W, E) ring buffers holding the last W keys/values of each actor; slot: where
+        each actor's new key goes (actor indices, ring positions: (N,) each); valid: (N, 1, 1, W) the slots in use."""
         q, k, v = self.split_heads(self.norm1(x))  # (N, H, 1, E)
-        N, W = k_cache.shape[0], k_cache.shape[2]
-        slot = count % W  # the oldest entry is overwritten once the window is full
-        rows = torch.arange(N, device=x.device)
-        k_cache[rows, :, slot] = k[:, :, 0]
-        v_cache[rows, :, slot] = v[:, :, 0]
-        valid = torch.arange(W, device=x.device) <= count.clamp(max=W - 1).unsqueeze(1)  # (N, W)
+        rows, pos = slot
+        k_cache[rows, :, pos] = k[:, :, 0]
+        v_cache[rows, :, pos] = v[:, :, 0]
         # keys carry their absolute position (added at the input), so order inside the ring does not matter
-        attn = attention(q, k_cache, v_cache, mask=valid.view(N, 1, 1, W))
-        return self.mlp_block(x, attn)
+        return self.mlp_block(x, attention(q, k_cache, v_cache, mask=valid))
 
 
 class TransformerTrajEncoder(nn.Module):
@@ -629,9 +638,12 @@ class TransformerTrajEncoder(nn.Module):
 
     def step(self, x, time, hidden):
         k_cache, v_cache, count = hidden  # (layers, N, H, W, E) x2, (N,)
+        N, W = count.shape[0], self.window
+        slot = (torch.arange(N, device=x.device), count % W)  # the oldest entry is overwritten once the window is full
+        valid = (torch.arange(W, device=x.device) <= count.clamp(max=W - 1).unsqueeze(1)).view(N, 1, 1, W)
         x = self.embed(x, time)
         for i, layer in enumerate(self.layers):
-            x = layer.step(x, k_cache[i], v_cache[i], count)
+            x = layer.step(x, k_cache[i], v_cache[i], slot, valid)
         return self.out_norm(x), (k_cache, v_cache, count + 1)
 
     def init_hidden(self, n, device):
@@ -961,7 +973,7 @@ class Agent(nn.Module):
     def embed(self, obs, rl2, mask=None):  # the timestep encoder's tokens (B, L, tstep_dim)
         return self.tstep(obs, torch.zeros_like(rl2) if self.args.hide_rl2 else rl2, mask)
 
-    @torch.no_grad()
+    @torch.inference_mode()  # no autograd bookkeeping at all (lighter than no_grad for these small ops)
     def get_actions(self, obs, rl2, time, hidden, greedy=False):
         """One rollout step for N actors: obs[k] (N, ...), rl2 (N, A+1), time (N,) -> actions for the last gamma."""
         obs = {k: v.unsqueeze(1) for k, v in obs.items()}

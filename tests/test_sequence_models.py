@@ -52,7 +52,7 @@ def test_cached_rollout_equals_full_forward(kind):
     enc = make_encoder(kind)
     steps, ends, time = episode_layout()
     x = torch.randn(3, steps, D_IN)
-    with torch.no_grad():
+    with torch.inference_mode():  # as the agent acts (SigmaReparam then reuses its weights; the forward recomputes)
         hidden = enc.init_hidden(3, "cpu")
         rollout = []
         for s in range(steps):
@@ -62,6 +62,7 @@ def test_cached_rollout_equals_full_forward(kind):
             hidden = enc.reset_hidden(hidden, done)
         rollout = torch.cat(rollout, dim=1)  # (3, steps, d)
 
+    with torch.no_grad():
         worst = 0.0
         for i in range(3):
             bounds = [-1] + ends[i] + [steps - 1]
@@ -150,3 +151,34 @@ def test_mamba_kernel_gets_the_scans_parameters_in_its_layout(dtype):
         torch.testing.assert_close(
             block.out_proj(y.float()), block(x), atol=1e-5 if dtype == torch.float32 else 5e-2, rtol=0
         )
+
+
+def test_sigma_reparam_acting_cache_follows_weight_changes():
+    """While acting (eval, no grad) SigmaReparam reuses gamma / sigma(W) * W. The training loop's round trip (train(),
+    an update with fused AdamW as the scripts use, eval()) and a loaded state dict must each replace it."""
+    torch.manual_seed(0)
+    layer, x = amago.SigmaReparam(6, 4).eval(), torch.randn(3, 6)
+
+    def acting():
+        with torch.inference_mode():
+            return layer(x).clone()
+
+    def recomputed():  # grad enabled: no cache
+        return layer(x).detach()
+
+    first = acting()
+    torch.testing.assert_close(first, recomputed(), rtol=0, atol=0)
+    opt = torch.optim.AdamW(layer.parameters(), lr=0.1, fused=True)
+    layer.train()
+    layer(x).square().sum().backward()
+    opt.step()  # (fused: the weights' version counters do not move)
+    layer.eval()
+    assert (acting() - first).abs().max() > 1e-3, "the cached weights outlived an optimizer step"
+    torch.testing.assert_close(acting(), recomputed(), rtol=0, atol=0)
+    layer.load_state_dict(amago.SigmaReparam(6, 4).state_dict())
+    torch.testing.assert_close(acting(), recomputed(), rtol=0, atol=0)
+    with torch.no_grad():
+        layer.train()
+        layer(x)  # one power-iteration step moves u and v
+        layer.eval()
+    torch.testing.assert_close(acting(), recomputed(), rtol=0, atol=0)

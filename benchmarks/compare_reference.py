@@ -1,0 +1,284 @@
+"""Interleaved speed comparison of amago_agent.py and reference AMAGO 3.3 on this machine, at equal sizes.
+
+Set up the reference once, in its own venv (AMAGO 3.3 wants gymnasium <= 0.29.1; ours runs on 1.x):
+
+    python -m venv ~/amago-ref && . ~/amago-ref/bin/activate
+    pip install torch==2.13.0                      # first: never let pip resolve an unpinned torch (CUDA, GBs)
+    pip install gymnasium==0.29.1 box2d pygame     # the box2d wheel (gymnasium[box2d] builds box2d-py with swig)
+    git clone https://github.com/UT-Austin-RPL/amago && git -C amago checkout 2d85600 && pip install -e amago
+
+Then, from this project's venv:
+
+    OMP_NUM_THREADS=1 python benchmarks/compare_reference.py --ref-python ~/amago-ref/bin/python \\
+        --bench collect update_small update_paper --pairs 3 --seconds 60
+
+Each pair runs the reference, then ours, back to back in fresh processes (one thread each), so slow drifts of a
+shared machine hit both sides of a ratio alike; the table gives the median ratio and its range over pairs. Sizes
+match exactly in trainable parameters (printed by both sides). The reference runs with `TORCH_COMPILE_DISABLE=1`
+(torch.compile fails on CPU) and `VanillaAttention` (its FlashAttention default needs CUDA), bound through gin.
+What is timed:
+- collect: env steps/s of the rollout loop with 8 sync LunarLander actors (policy inference, exploration and
+  trajectory files included). Reference: `Experiment.collect_new_training_data()`; ours: the script's own main loop
+  (collection only), read back from its `charts/collect_SPS` log.
+- update_*: updates/s of one optimizer step (forward, backward, clip, step, target EMA) on a full-length synthetic
+  batch (B sequences of L+1 timesteps). Reference: `Experiment.train_step`; ours: `train_step`.
+Every worker also reports its peak RSS. One `RESULT {json}` line per benchmark at the end.
+"""
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV_ID = "LunarLander-v2"  # the reference's gymnasium 0.29 has v2; ours resolves it to v3
+# name -> (trajectory encoder, sizes, batch size, max_seq_len)
+SMALL = dict(tstep_hidden=128, tstep_dim=64, actor_hidden=128, critic_hidden=128, d_model=64, n_layers=2, d_ff=256)
+PAPER = dict(tstep_hidden=512, tstep_dim=256, actor_hidden=256, critic_hidden=256, d_model=256, n_layers=3, d_ff=1024)
+BENCHES = {
+    "collect": ("transformer", SMALL, 24, 32),
+    "update_small": ("transformer", SMALL, 24, 32),
+    "update_gru": ("gru", SMALL, 24, 32),
+    "update_L128": ("transformer", SMALL, 24, 128),
+    "update_L512": ("transformer", SMALL, 6, 512),
+    "update_paper": ("transformer", PAPER, 24, 128),
+}
+
+
+def peak_rss_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+# ----------------------------------------------- reference side (its venv) -----------------------------------------------
+def reference_experiment(enc, sizes, batch_size, L, workdir, steps_per_epoch):
+    import amago
+    import gin
+    import gymnasium as gym
+    from amago.envs import AMAGOEnv
+
+    tf = "amago.nets.traj_encoders.TformerTrajEncoder"
+    bindings = {
+        "amago.nets.tstep_encoders.FFTstepEncoder.n_layers": 2,
+        "amago.nets.tstep_encoders.FFTstepEncoder.d_hidden": sizes["tstep_hidden"],
+        "amago.nets.tstep_encoders.FFTstepEncoder.d_output": sizes["tstep_dim"],
+        "amago.nets.actor_critic.Actor.d_hidden": sizes["actor_hidden"],
+        "amago.nets.actor_critic.NCritics.d_hidden": sizes["critic_hidden"],
+        "amago.agent.Agent.num_critics": 4,
+        "amago.nets.policy_dists.Discrete.clip_prob_high": 1.0,
+        "amago.nets.policy_dists.Discrete.clip_prob_low": 1e-6,
+        f"{tf}.d_model": sizes["d_model"],
+        f"{tf}.n_layers": sizes["n_layers"],
+        f"{tf}.n_heads": 8,
+        f"{tf}.d_ff": sizes["d_ff"],
+        f"{tf}.attention_type": amago.nets.transformer.VanillaAttention,
+        "amago.nets.traj_encoders.GRUTrajEncoder.d_hidden": sizes["d_model"],
+        "amago.nets.traj_encoders.GRUTrajEncoder.d_output": sizes["d_model"],
+        "amago.nets.traj_encoders.GRUTrajEncoder.n_layers": sizes["n_layers"],
+    }
+    with gin.unlock_config():
+        for k, v in bindings.items():
+            gin.bind_parameter(k, v)
+    traj = {"transformer": amago.nets.traj_encoders.TformerTrajEncoder, "gru": amago.nets.traj_encoders.GRUTrajEncoder}
+    make_env = lambda: AMAGOEnv(gym.make(ENV_ID), env_name=ENV_ID)  # noqa: E731
+    exp = amago.Experiment(
+        run_name="ref",
+        ckpt_base_dir=workdir,
+        max_seq_len=L,
+        dataset=amago.loading.DiskTrajDataset(dset_root=workdir, dset_name="ref", dset_max_size=20_000),
+        tstep_encoder_type=amago.nets.tstep_encoders.FFTstepEncoder,
+        traj_encoder_type=traj[enc],
+        agent_type=amago.agent.Agent,
+        make_train_env=make_env,
+        make_val_env=make_env,
+        val_timesteps_per_epoch=100,
+        parallel_actors=8,
+        env_mode="sync",
+        traj_save_len=256,  # as ours (--traj-save-len)
+        log_to_wandb=False,
+        verbose=False,
+        dloader_workers=0,
+        batch_size=batch_size,
+        train_timesteps_per_epoch=steps_per_epoch,
+    )
+    exp.start()
+    return exp
+
+
+def reference_worker(bench, seconds, workdir):
+    enc, sizes, B, L = BENCHES[bench]
+    import amago
+    import torch
+
+    exp = reference_experiment(enc, sizes, B, L, workdir, steps_per_epoch=100)
+    pol = exp.policy  # trainable: the encoders, actor and critics (not its target or "maximized" copies)
+    params = sum(
+        p.numel() for m in (pol.tstep_encoder, pol.traj_encoder, pol.actor, pol.critics) for p in m.parameters()
+    )
+    if bench == "collect":
+        exp.collect_new_training_data()  # warm-up
+        t0, steps = time.time(), 0
+        while time.time() - t0 < seconds:
+            exp.collect_new_training_data()
+            steps += 8 * exp.train_timesteps_per_epoch
+        return {"env_steps_per_s": steps / (time.time() - t0), "params": params}
+    T = L + 1
+    batch = amago.loading.Batch(
+        obs={"observation": torch.randn(B, T, 8)},
+        rl2s=torch.randn(B, T, 5),
+        rews=torch.randn(B, L, 1),
+        dones=torch.zeros(B, L, 1, dtype=torch.bool),
+        actions=torch.nn.functional.one_hot(torch.randint(0, 4, (B, L)), 4).float(),
+        time_idxs=torch.randint(0, 500, (B, T, 1)),
+    )
+    exp.policy_aclr.train()
+    for _ in range(3):
+        exp.train_step(batch, log_step=False)
+    t0, n = time.time(), 0
+    while time.time() - t0 < seconds:
+        exp.train_step(batch, log_step=False)
+        n += 1
+    return {"updates_per_s": n / (time.time() - t0), "params": params}
+
+
+# --------------------------------------------------- our side ---------------------------------------------------
+def our_flags(enc, sizes, B, L):
+    flags = ["--traj-encoder", enc, "--batch-size", str(B), "--max-seq-len", str(L)]
+    for k, v in sizes.items():
+        flags += [f"--{k.replace('_', '-')}", str(v)]
+    return flags
+
+
+def our_worker(bench, seconds, workdir):
+    enc, sizes, B, L = BENCHES[bench]
+    sys.path.insert(0, str(ROOT))
+    if bench == "collect":  # the real main loop, collection only; one epoch = 100 steps of 8 actors
+        epochs = max(4, int(seconds * 4))  # ~4 epochs/s at ~3k env steps/s, at most `seconds` long
+        cmd = [sys.executable, str(ROOT / "amago_agent.py"), "--env-id", ENV_ID, *our_flags(enc, sizes, B, L)]
+        cmd += ["--total-timesteps", str(800 * epochs), "--start-learning-at-epoch", "1000000", "--eval-interval", "0"]
+        cmd += ["--checkpoint-interval", "0", "--run-name", "ours", "--buffer-dir", f"{workdir}/buffers"]
+        proc = subprocess.Popen(cmd, cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            proc.wait(timeout=seconds + 60)
+        except subprocess.TimeoutExpired:
+            proc.terminate()  # saves and exits at the next step; the epochs logged so far are kept
+            proc.wait()
+        from common.logs import read_scalars
+
+        sps = [v for _, _, v in read_scalars(Path(workdir) / "runs" / "ours").get("charts/collect_SPS", [])][1:]
+        if not sps:
+            raise RuntimeError(f"our collection logged nothing: {proc.stderr.read()[-2000:]}")
+        rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        return {"env_steps_per_s": statistics.median(sps), "peak_rss_mb": rss}
+    import torch
+    from accelerate import Accelerator
+
+    import amago_agent as amago
+
+    args = amago.tyro.cli(amago.Args, args=["--env-id", ENV_ID, *our_flags(enc, sizes, B, L)])
+    envs = amago.make_vec_env(amago.resolve_env_id(args.env_id), 1, "sync", args.seed)
+    agent = amago.Agent(args, envs.single_observation_space["obs"], envs.single_action_space)
+    opt = torch.optim.AdamW(agent.trainable_parameters(), lr=args.learning_rate, weight_decay=args.weight_decay)
+    acc = Accelerator(cpu=True)
+    agent, opt = acc.prepare(agent, opt)
+    T = L + 1
+    batch = {
+        "obs": {"observation": torch.randn(B, T, 8)},
+        "rl2": torch.randn(B, T, 5),
+        "time": torch.randint(0, 500, (B, T)),
+        "mask": torch.ones(B, T, dtype=torch.bool),
+        "actions": torch.nn.functional.one_hot(torch.randint(0, 4, (B, L)), 4).float(),
+        "rewards": torch.randn(B, L),
+        "terminated": torch.zeros(B, L, dtype=torch.bool),
+    }
+    agent.train()
+    for _ in range(3):
+        amago.train_step(agent, opt, acc, [batch], args, 1000)
+    t0, n = time.time(), 0
+    while time.time() - t0 < seconds:
+        amago.train_step(agent, opt, acc, [batch], args, 1000)
+        n += 1
+    params = sum(p.numel() for p in acc.unwrap_model(agent).trainable_parameters())
+    return {"updates_per_s": n / (time.time() - t0), "params": params}
+
+
+def worker(side, bench, seconds):
+    with tempfile.TemporaryDirectory() as workdir:
+        out = (reference_worker if side == "reference" else our_worker)(bench, seconds, workdir)
+    out.setdefault("peak_rss_mb", peak_rss_mb())
+    print("WORKER " + json.dumps(out), flush=True)
+
+
+# ---------------------------------------------------- driver ----------------------------------------------------
+def run_worker(python, side, bench, seconds):
+    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", TORCH_COMPILE_DISABLE="1")
+    cmd = [python, __file__, "--worker", side, "--bench", bench, "--seconds", str(seconds)]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("WORKER ")]
+    if proc.returncode or not lines:
+        raise RuntimeError(f"{side} {bench} failed (rc {proc.returncode}):\n{proc.stderr[-3000:]}")
+    return json.loads(lines[-1][len("WORKER ") :])
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--ref-python", help="the reference venv's python (see the setup steps above)")
+    p.add_argument("--bench", nargs="+", default=["collect", "update_small", "update_paper"], choices=list(BENCHES))
+    p.add_argument("--pairs", type=int, default=3, help="interleaved (reference, ours) pairs per benchmark")
+    p.add_argument("--seconds", type=float, default=60.0, help="timed seconds per worker")
+    p.add_argument("--worker", choices=["reference", "ours"], help=argparse.SUPPRESS)
+    a = p.parse_args()
+    if a.worker:
+        return worker(a.worker, a.bench[0], a.seconds)
+    if not a.ref_python or not Path(a.ref_python).exists():
+        p.error(f"--ref-python {a.ref_python!r}: give the reference venv's python (setup steps: --help)")
+    for bench in a.bench:
+        metric = "env_steps_per_s" if bench == "collect" else "updates_per_s"
+        pairs = []
+        for i in range(a.pairs):
+            ref = run_worker(a.ref_python, "reference", bench, a.seconds)
+            ours = run_worker(sys.executable, "ours", bench, a.seconds)
+            pairs.append((ref, ours))
+            print(
+                f"{bench} pair {i + 1}: reference {ref[metric]:.2f} ours {ours[metric]:.2f} "
+                f"ratio {ours[metric] / ref[metric]:.2f}  peak RSS {ref['peak_rss_mb']:.0f} / {ours['peak_rss_mb']:.0f} MB"
+                f"  params {ref.get('params')} / {ours.get('params')}",
+                flush=True,
+            )
+        ratios = [o[metric] / r[metric] for r, o in pairs]
+        rss = [o["peak_rss_mb"] / r["peak_rss_mb"] for r, o in pairs]
+        enc, sizes, B, L = BENCHES[bench]
+        result = {
+            "env_id": ENV_ID,
+            "traj_encoder": enc,
+            "bench": bench,
+            "batch_size": B,
+            "max_seq_len": L,
+            "trainable_params": pairs[0][1].get("params"),
+            "metric": metric,
+            "reference": [round(r[metric], 2) for r, _ in pairs],
+            "ours": [round(o[metric], 2) for _, o in pairs],
+            "ratio_median": round(statistics.median(ratios), 3),
+            "ratio_range": [round(min(ratios), 3), round(max(ratios), 3)],
+            "peak_rss_mb_reference": [round(r["peak_rss_mb"]) for r, _ in pairs],
+            "peak_rss_mb_ours": [round(o["peak_rss_mb"]) for _, o in pairs],
+            "rss_ratio_median": round(statistics.median(rss), 3),
+            "seconds_per_worker": a.seconds,
+            "env_steps": None,
+            "updates": None,
+            "wall_s": None,
+            "env_steps_per_s": round(statistics.median(o[metric] for _, o in pairs), 1) if bench == "collect" else None,
+            "updates_per_s": round(statistics.median(o[metric] for _, o in pairs), 2) if bench != "collect" else None,
+            "peak_rss_mb": round(statistics.median(o["peak_rss_mb"] for _, o in pairs)),
+            "final_eval_return": None,
+        }
+        print("RESULT " + json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()

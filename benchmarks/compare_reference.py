@@ -21,13 +21,17 @@ What is timed:
   trajectory files included). Reference: `Experiment.collect_new_training_data()`; ours: the script's own main loop
   (collection only), read back from its `charts/collect_SPS` log.
 - update_*: updates/s of one optimizer step (forward, backward, clip, step, target EMA) on a full-length synthetic
-  batch (B sequences of L+1 timesteps). Reference: `Experiment.train_step`; ours: `train_step`.
+  batch (B sequences of L+1 timesteps). Reference: `Experiment.train_step`; ours: `train_step`. update_small is
+  the CPU size (274,084 trainable parameters, 24 x 32), update_paper the reference's own size (3,536,560, 24 x 128).
+- ctx_L32 ... ctx_L1024: context scaling, the small transformer with 3,072 tokens per batch at every length
+  (96 x 32, 24 x 128, 12 x 256, 6 x 512, 3 x 1,024): updates/s and peak RSS as the window grows.
 Every worker also reports its peak RSS. One `RESULT {json}` line per benchmark at the end.
 """
 
 import argparse
 import json
 import os
+import re
 import resource
 import statistics
 import subprocess
@@ -49,6 +53,8 @@ BENCHES = {
     "update_L512": ("transformer", SMALL, 6, 512),
     "update_paper": ("transformer", PAPER, 24, 128),
 }
+# context scaling: the small transformer at max_seq_len 32 -> 1,024 with the same 3,072 tokens per batch
+BENCHES.update({f"ctx_L{L}": ("transformer", SMALL, 3072 // L, L) for L in (32, 128, 256, 512, 1024)})
 
 
 def peak_rss_mb():
@@ -162,19 +168,24 @@ def our_worker(bench, seconds, workdir):
         cmd = [sys.executable, str(ROOT / "amago_agent.py"), "--env-id", ENV_ID, *our_flags(enc, sizes, B, L)]
         cmd += ["--total-timesteps", str(800 * epochs), "--start-learning-at-epoch", "1000000", "--eval-interval", "0"]
         cmd += ["--checkpoint-interval", "0", "--run-name", "ours", "--buffer-dir", f"{workdir}/buffers"]
-        proc = subprocess.Popen(cmd, cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(cmd, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
-            proc.wait(timeout=seconds + 60)
+            out, err = proc.communicate(timeout=seconds + 60)
         except subprocess.TimeoutExpired:
             proc.terminate()  # saves and exits at the next step; the epochs logged so far are kept
-            proc.wait()
+            out, err = proc.communicate()
         from common.logs import read_scalars
 
         sps = [v for _, _, v in read_scalars(Path(workdir) / "runs" / "ours").get("charts/collect_SPS", [])][1:]
         if not sps:
-            raise RuntimeError(f"our collection logged nothing: {proc.stderr.read()[-2000:]}")
+            raise RuntimeError(f"our collection logged nothing: {err[-2000:]}")
         rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-        return {"env_steps_per_s": statistics.median(sps), "peak_rss_mb": rss}
+        params = re.search(r"([\d,]+) parameters", out)  # the script's first line: "..., 274,084 parameters, cpu"
+        return {
+            "env_steps_per_s": statistics.median(sps),
+            "peak_rss_mb": rss,
+            "params": int(params[1].replace(",", "")),
+        }
     import torch
     from accelerate import Accelerator
 

@@ -28,8 +28,10 @@
 # The criteria other than the T-Maze return are eval metrics the envs log (eval/<env>/success, ".../reached junction",
 # ".../attempt <i> success", ".../doors opened"); `report` prints the last value of each after a run.
 #   tmaze_h100  the stretch: T-Maze H = 100, transformer only (not in `all`).
+#   tmaze_h500  long context: T-Maze H = 500, max_seq_len 501 (the whole episode in context), transformer only, <= 120
+#               min (not in `all`). Batch 8 sequences (4,008 tokens; H = 100 trains on 24 x 101 = 2,424).
 # A recipe never replaces its recorded results: OVERWRITE=1 does, TAG=check_ writes under another recipe name.
-# Usage: bash benchmarks/memory.sh [tmaze_h50|frozenlake|keydoor|all|tmaze_h100]
+# Usage: bash benchmarks/memory.sh [tmaze_h50|frozenlake|keydoor|all|tmaze_h100|tmaze_h500]
 #   ENCS=transformer MINUTES=60 bash benchmarks/memory.sh frozenlake                  # one encoder
 #   MINUTES=3 TAG=check_ EXTRA="--eval-interval 1" bash benchmarks/memory.sh tmaze_h50   # a short check of the commands
 # --padded-sampling none: these runs were recorded when none was the scripts' default (now right).
@@ -77,4 +79,14 @@ if [[ $what == tmaze_h100 ]]; then
     --batches-per-epoch 100 --total-timesteps 200000 --eps-anneal-frac 0.2 --eps-end 0.01 \
     --eval-interval 5 --eval-episodes 200 --padded-sampling none $extra
   report ${tag}tmaze_h100_transformer
+fi
+# long context: T-Maze H = 500 (TMazePassive-H500-v0), the same recipe, 8 sequences of 501 steps per batch
+if [[ $what == tmaze_h500 ]]; then
+  minutes=${MINUTES:-120}
+  run tmaze_h500 tmaze_h500_transformer --target 0.95 --stop-at-target -- \
+    --env-id envs:TMazePassive-H500-v0 --traj-encoder transformer --exploration envs.tmaze:TMazeEpsilonGreedy --train-greedy \
+    --reward-multiplier 100 --gamma 0.9999 --max-seq-len 501 --traj-save-len 501 --timesteps-per-epoch 501 \
+    --batch-size 8 --batches-per-epoch 100 --total-timesteps 600000 --eps-anneal-frac 0.2 --eps-end 0.01 \
+    --eval-interval 5 --eval-episodes 200 --padded-sampling none $extra
+  report ${tag}tmaze_h500_transformer
 fi

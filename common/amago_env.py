@@ -102,11 +102,19 @@ class AmagoEnv(gym.Wrapper):
         return wrap_obs(obs, 0.0, np.zeros(self.action_dim, np.float32), 0), info
 
     def step(self, action):
-        rep, env_action = to_env_actions(self.env.action_space, np.asarray(action)[None])
-        obs, reward, terminated, truncated, info = self.env.step(env_action[0])
+        if isinstance(self.env.action_space, gym.spaces.Discrete):  # the common case, without array round trips
+            env_action = int(action)
+            rl2 = np.zeros(self.action_dim + 1, np.float32)
+            rl2[1 + env_action] = 1.0  # one-hot previous action
+        else:
+            rep, env_action = to_env_actions(self.env.action_space, np.asarray(action)[None])
+            rl2, env_action = np.concatenate([[0.0], rep[0]]).astype(np.float32), env_action[0]
+        obs, reward, terminated, truncated, info = self.env.step(env_action)
         self.t += 1
         info["env_name"] = self.env_name
-        return wrap_obs(obs, float(reward), rep[0], self.t), reward, terminated, truncated, info
+        rl2[0] = reward  # previous reward
+        obs = obs if isinstance(obs, dict) else {"observation": obs}
+        return {"obs": obs, "rl2": rl2, "time": np.array(self.t, np.int64)}, reward, terminated, truncated, info
 
 
 def index_obs(obs, i):

@@ -28,6 +28,7 @@ _ENVS = {
     "TMazePassive-v0": "envs.tmaze:TMaze",
     "TMazeActive-v0": ("envs.tmaze:TMaze", {"active": True}),
     "TMazePassive-H100-v0": ("envs.tmaze:TMaze", {"corridor_length": 100}),  # the stretch benchmark (memory.sh)
+    "TMazePassive-H500-v0": ("envs.tmaze:TMaze", {"corridor_length": 500}),  # long context on a CPU (memory.sh)
     # pixels: 24x24 RGB frames, corridor 10; the dict version adds a state vector beside a (C, H, W) frame
     "PixelTMaze-v0": "envs.pixel_tmaze:PixelTMaze",
     "PixelTMazeDict-v0": ("envs.pixel_tmaze:PixelTMaze", {"dict_obs": True, "grayscale": True, "channels_first": True}),

@@ -12,9 +12,10 @@
 #   pendulum     Pendulum-v1, transformer, <= 60 min, target -250. --critic-hidden 64: the Box critic runs over
 #                B*L*7 gamma rows per critic; at width 64 an update takes 91 ms instead of 159 ms (benchmarks/speed.py).
 #   lunarlander  LunarLander-v2 with the defaults (the README's command), curve to 120 min, target 100.
+#   lunarlander_alone  the same command alone on the machine (nothing else running), curve to 35 min, target 200.
 # cartpole and pendulum stop at the first eval at or above the target (--stop-at-target); lunarlander runs 120 min.
 # A recipe never replaces its recorded results: OVERWRITE=1 does, TAG=check_ writes under another recipe name.
-# Usage: bash benchmarks/classic_control.sh [cartpole|pendulum|lunarlander|all]
+# Usage: bash benchmarks/classic_control.sh [cartpole|pendulum|lunarlander|all|lunarlander_alone]
 #   MINUTES=2 TAG=check_ bash benchmarks/classic_control.sh pendulum     # a short check of the commands
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,4 +43,7 @@ if [[ $what == pendulum || $what == all ]]; then
 fi
 if [[ $what == lunarlander || $what == all ]]; then
   run lunarlander lunarlander_transformer 120 --target 100 -- --env-id LunarLander-v2 --traj-encoder transformer
+fi
+if [[ $what == lunarlander_alone ]]; then  # not in `all`: it needs the machine to itself
+  run lunarlander_alone lunarlander_alone_transformer 35 --target 200 -- --env-id LunarLander-v2 --traj-encoder transformer
 fi

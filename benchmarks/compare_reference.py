@@ -105,7 +105,7 @@ def reference_experiment(enc, sizes, batch_size, L, workdir, steps_per_epoch):
         val_timesteps_per_epoch=100,
         parallel_actors=8,
         env_mode="sync",
-        traj_save_len=256,  # as ours (--traj-save-len)
+        traj_save_len=max(256, L),  # as ours (--traj-save-len), at least one window
         log_to_wandb=False,
         verbose=False,
         dloader_workers=0,

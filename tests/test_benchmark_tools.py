@@ -83,3 +83,30 @@ def test_run_py_records_nothing_when_the_run_fails():
     finally:
         shutil.rmtree(ROOT / "benchmarks/out" / name, ignore_errors=True)
         shutil.rmtree(recipe, ignore_errors=True)
+
+
+def test_compare_reference_sizes_match_the_reference_parameter_counts():
+    """compare_reference.py's sizes, as flags of our script, give exactly the trainable parameter counts of the
+    reference sized through gin (274,084 at the CPU size, 3,536,560 at its paper size; GRU 223,116)."""
+    import compare_reference as cr
+    import gymnasium as gym
+    import tyro
+
+    import amago_agent as amago
+    from common.amago_env import amago_spaces
+
+    _, act, obs = amago_spaces(gym.spaces.Box(-1, 1, (8,)), gym.spaces.Discrete(4))  # LunarLander's spaces
+    expected = {"update_small": 274_084, "update_paper": 3_536_560, "update_gru": 223_116, "ctx_L1024": 274_084}
+    for bench, n in expected.items():
+        args = tyro.cli(amago.Args, args=["--env-id", cr.ENV_ID, *cr.our_flags(*cr.BENCHES[bench])])
+        agent = amago.Agent(args, obs["obs"], act)
+        assert sum(p.numel() for p in agent.trainable_parameters()) == n, bench
+
+
+def test_compare_reference_asks_for_the_reference_python():
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks/compare_reference.py"), "--ref-python", "/no/such/python"],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2 and "--ref-python '/no/such/python'" in proc.stderr

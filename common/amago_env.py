@@ -104,17 +104,13 @@ class AmagoEnv(gym.Wrapper):
     def step(self, action):
         if isinstance(self.env.action_space, gym.spaces.Discrete):  # the common case, without array round trips
             env_action = int(action)
-            rl2 = np.zeros(self.action_dim + 1, np.float32)
-            rl2[1 + env_action] = 1.0  # one-hot previous action
+            rep = np.eye(self.action_dim, dtype=np.float32)[env_action]
         else:
-            rep, env_action = to_env_actions(self.env.action_space, np.asarray(action)[None])
-            rl2, env_action = np.concatenate([[0.0], rep[0]]).astype(np.float32), env_action[0]
+            rep, env_action = (x[0] for x in to_env_actions(self.env.action_space, np.asarray(action)[None]))
         obs, reward, terminated, truncated, info = self.env.step(env_action)
         self.t += 1
         info["env_name"] = self.env_name
-        rl2[0] = reward  # previous reward
-        obs = obs if isinstance(obs, dict) else {"observation": obs}
-        return {"obs": obs, "rl2": rl2, "time": np.array(self.t, np.int64)}, reward, terminated, truncated, info
+        return wrap_obs(obs, float(reward), rep, self.t), reward, terminated, truncated, info
 
 
 def index_obs(obs, i):

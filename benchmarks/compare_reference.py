@@ -12,10 +12,11 @@ Then, from this project's venv:
     OMP_NUM_THREADS=1 python benchmarks/compare_reference.py --ref-python ~/amago-ref/bin/python \\
         --bench collect update_small update_paper --pairs 3 --seconds 60
 
-Each pair runs the reference, then ours, back to back in fresh processes (one thread each), so slow drifts of a
-shared machine hit both sides of a ratio alike; the table gives the median ratio and its range over pairs. Sizes
-match exactly in trainable parameters (printed by both sides). The reference runs with `TORCH_COMPILE_DISABLE=1`
-(torch.compile fails on CPU) and `VanillaAttention` (its FlashAttention default needs CUDA), bound through gin.
+Each pair runs the reference, then ours, back to back in fresh processes (one thread each; `--threads 2` gives each
+worker both cores, as a run alone gets them by default), so slow drifts of a shared machine hit both sides of a ratio
+alike; the table gives the median ratio and its range over pairs. Sizes match exactly in trainable parameters
+(printed by both sides). The reference runs with `TORCH_COMPILE_DISABLE=1` (torch.compile fails on CPU) and
+`VanillaAttention` (its FlashAttention default needs CUDA), bound through gin.
 What is timed:
 - collect: env steps/s of the rollout loop with 8 sync LunarLander actors (policy inference, exploration and
   trajectory files included). Reference: `Experiment.collect_new_training_data()`; ours: the script's own main loop
@@ -226,8 +227,8 @@ def worker(side, bench, seconds):
 
 
 # ---------------------------------------------------- driver ----------------------------------------------------
-def run_worker(python, side, bench, seconds):
-    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", TORCH_COMPILE_DISABLE="1")
+def run_worker(python, side, bench, seconds, threads):
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads), TORCH_COMPILE_DISABLE="1")
     cmd = [python, __file__, "--worker", side, "--bench", bench, "--seconds", str(seconds)]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("WORKER ")]
@@ -242,18 +243,21 @@ def main():
     p.add_argument("--bench", nargs="+", default=["collect", "update_small", "update_paper"], choices=list(BENCHES))
     p.add_argument("--pairs", type=int, default=3, help="interleaved (reference, ours) pairs per benchmark")
     p.add_argument("--seconds", type=float, default=60.0, help="timed seconds per worker")
+    p.add_argument("--threads", type=int, default=1, help="torch threads per worker (2: what each gets alone here)")
     p.add_argument("--worker", choices=["reference", "ours"], help=argparse.SUPPRESS)
     a = p.parse_args()
     if a.worker:
         return worker(a.worker, a.bench[0], a.seconds)
+    if a.threads < 1:
+        p.error(f"--threads {a.threads}: give a positive number of torch threads per worker")
     if not a.ref_python or not Path(a.ref_python).exists():
         p.error(f"--ref-python {a.ref_python!r}: give the reference venv's python (setup steps: --help)")
     for bench in a.bench:
         metric = "env_steps_per_s" if bench == "collect" else "updates_per_s"
         pairs = []
         for i in range(a.pairs):
-            ref = run_worker(a.ref_python, "reference", bench, a.seconds)
-            ours = run_worker(sys.executable, "ours", bench, a.seconds)
+            ref = run_worker(a.ref_python, "reference", bench, a.seconds, a.threads)
+            ours = run_worker(sys.executable, "ours", bench, a.seconds, a.threads)
             pairs.append((ref, ours))
             print(
                 f"{bench} pair {i + 1}: reference {ref[metric]:.2f} ours {ours[metric]:.2f} "
@@ -271,6 +275,7 @@ def main():
             "batch_size": B,
             "max_seq_len": L,
             "trainable_params": pairs[0][1].get("params"),
+            "threads": a.threads,
             "metric": metric,
             "reference": [round(r[metric], 2) for r, _ in pairs],
             "ours": [round(o[metric], 2) for _, o in pairs],

@@ -50,6 +50,14 @@ def per_env_curve(scalars, start_time, metric):
     return "\n".join(lines) + "\n" if len(lines) > 1 else None
 
 
+def torch_threads():
+    """The threads the run's torch uses (the child inherits our environment): OMP_NUM_THREADS if set, else torch's
+    default, the physical cores. A one-thread run beside another and a run alone on two threads differ ~1.8x."""
+    import torch
+
+    return torch.get_num_threads()
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--minutes", type=float, required=True, help="wall-clock budget; the run is stopped after it")
@@ -130,6 +138,7 @@ def main():
         "wall_s": round(wall, 1),
         "env_steps_per_s": round(steps / wall, 1),
         "updates_per_s": round(updates / wall, 2),
+        "torch_threads": torch_threads(),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1),
         "final_eval_return": round(curve[-1][3], 2) if curve else None,
         "best_eval_return": round(max(r[3] for r in curve), 2) if curve else None,

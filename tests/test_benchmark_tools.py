@@ -110,3 +110,19 @@ def test_compare_reference_asks_for_the_reference_python():
         text=True,
     )
     assert proc.returncode == 2 and "--ref-python '/no/such/python'" in proc.stderr
+
+
+def test_compare_reference_rejects_a_thread_count_below_one():
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks/compare_reference.py"),
+            "--threads",
+            "0",
+            "--ref-python",
+            sys.executable,
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2 and "--threads 0" in proc.stderr

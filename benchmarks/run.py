@@ -52,7 +52,7 @@ def per_env_curve(scalars, start_time, metric):
 
 def torch_threads():
     """The threads the run's torch uses (the child inherits our environment): OMP_NUM_THREADS if set, else torch's
-    default, the physical cores. A one-thread run beside another and a run alone on two threads differ ~1.8x."""
+    default, the physical cores. Alone here, two threads update ~1.8x as fast as one (the update is compute-bound)."""
     import torch
 
     return torch.get_num_threads()

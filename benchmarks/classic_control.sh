@@ -12,8 +12,9 @@
 #   pendulum     Pendulum-v1, transformer, <= 60 min, target -250. --critic-hidden 64: the Box critic runs over
 #                B*L*7 gamma rows per critic; at width 64 an update takes 91 ms instead of 159 ms (benchmarks/speed.py).
 #   lunarlander  LunarLander-v2 with the defaults (the README's command), curve to 120 min, target 100.
-#   lunarlander_alone  the same command alone on the machine (nothing else running), curve to 35 min, target 200,
-#                with torch's default threads as the user's command gets them (OMP_NUM_THREADS unset: 2 here).
+#   lunarlander_alone  the same command alone on the machine (nothing else running), seeds 1 and 2 one after the
+#                other, curve to 35 min, target 200, with torch's default threads as the user's command gets them
+#                (OMP_NUM_THREADS unset: 2 here). --seed 1 is the default, so seed 1 is the command as typed.
 # cartpole and pendulum stop at the first eval at or above the target (--stop-at-target); lunarlander runs 120 min.
 # A recipe never replaces its recorded results: OVERWRITE=1 does, TAG=check_ writes under another recipe name.
 # Usage: bash benchmarks/classic_control.sh [cartpole|pendulum|lunarlander|all|lunarlander_alone]
@@ -47,5 +48,8 @@ if [[ $what == lunarlander || $what == all ]]; then
 fi
 if [[ $what == lunarlander_alone ]]; then  # not in `all`: it needs the machine to itself
   unset OMP_NUM_THREADS
-  run lunarlander_alone lunarlander_alone_transformer 35 --target 200 -- --env-id LunarLander-v2 --traj-encoder transformer
+  for seed in ${SEEDS:-1 2}; do  # one run after the other, never two at once
+    run lunarlander_alone lunarlander_alone_transformer_s$seed 35 --target 200 -- \
+      --env-id LunarLander-v2 --traj-encoder transformer --seed $seed
+  done
 fi

@@ -13,9 +13,11 @@ replay buffer; training samples windows of max_seq_len steps. One loss trains it
 Sections, in order (banners "# === name ==="): Args (the flags) | Environment | Exploration | Small utilities |
 Timestep encoder | Trajectory encoders (GRU, Transformer, Mamba) | Actor | Critic ensemble | PopArt | Agent (critic
 loss, actor loss) | Disk replay buffer | Training step | main loop (`__main__`: collect, train, evaluate).
-Plumbing that teaches nothing about the algorithm lives in common/ (env wrappers, image backbones, optional GPU
-kernels, batching, evaluation, checkpoints, run folders, learner/collector roles); environments in envs/. Usage,
-results and deviations from the reference: README.md.
+Every line that decides what the agent learns is in this file. common/ holds infrastructure only (logs, checkpoint
+files, run folders and locks, input guards, the evaluation loop, learner/collector roles, optional GPU kernels); envs/
+holds benchmark environments. To use it elsewhere, copy this file and the common/ folder side by side (a `common`
+package of your own would shadow ours: the import of AMAGO_CLEAN then fails, naming it; keep the copy in its own
+folder). Usage, results and deviations from the reference: README.md; the paper mapped to these lines: docs/.
 """
 
 import copy
@@ -41,13 +43,11 @@ from accelerate import Accelerator
 from accelerate.utils import broadcast_object_list
 from tqdm import tqdm
 
-from common import scale
-from common.amago_env import AmagoEnv, AmagoVecEnv, index_obs, resolve_env_id
-from common.args import check_args
+from common import AMAGO_CLEAN, scale  # noqa: F401 (AMAGO_CLEAN: an ImportError if another `common` shadows ours)
+from common.args import check_args, resolve_env_ids
 from common.batch import make_loader, to_device
 from common.checkpoint import load_checkpoint, save_checkpoint
-from common.cnn import RandomShift, channels_last, is_image, make_cnn
-from common.evaluate import evaluate, obs_to_torch
+from common.evaluate import LOG_PREFIX, evaluate, index_obs, obs_to_torch
 from common.guards import FileCache, check_finite
 from common.hooks import load_hook
 from common.kernels import flash_attention, mamba_scan
@@ -56,7 +56,7 @@ from common.rundir import StopSignals, check_spec
 
 
 @dataclass
-class Args(scale.ScaleArgs):  # the flags of roles, offline runs, several envs: common/scale.py
+class Args:
     exp_name: str = os.path.basename(__file__)[: -len(".py")]
     """the name of this experiment"""
     seed: int = 1
@@ -95,8 +95,9 @@ class Args(scale.ScaleArgs):  # the flags of roles, offline runs, several envs: 
     # deviation: 200 updates per 800 env steps (the reference: 1,000 per 12,000), more updates per step of data
     timesteps_per_epoch: int = 100
     """env steps per actor collected between two training phases"""
+    # deviation: counts optimizer updates (the reference counts batches; they differ with --batches-per-update > 1)
     batches_per_epoch: int = 200
-    """gradient updates per epoch (the update-to-data ratio is batches/(timesteps*num_envs))"""
+    """optimizer updates per epoch (the update-to-data ratio is batches_per_epoch / (timesteps_per_epoch * num_envs))"""
     batch_size: int = 24
     """number of sequences in a training batch"""
     learning_rate: float = 6e-4  # deviation: the reference's 1e-4 learns LunarLander ~4x slower at these sizes
@@ -126,10 +127,10 @@ class Args(scale.ScaleArgs):  # the flags of roles, offline runs, several envs: 
     """cnn backbone: Nature-DQN-style convs or IMPALA-style residual blocks"""
     cnn_channels: Optional[tuple[int, ...]] = None
     """cnn widths, one per conv (nature) or per block (impala); default (32, 64, 64) nature, (16, 32, 32) impala"""
-    cnn_kernels: tuple[int, ...] = (8, 4, 3)
-    """nature: kernel sizes, one per conv (the defaults are DQN's, for 84x84 frames; e.g. 3 3 for 24x24)"""
-    cnn_strides: tuple[int, ...] = (4, 2, 1)
-    """nature: strides, one per conv"""
+    cnn_kernels: Optional[tuple[int, ...]] = None
+    """nature: kernel sizes, one per conv; default DQN's (8, 4, 3) for frames >= 36 pixels, else (3, 3, 3)"""
+    cnn_strides: Optional[tuple[int, ...]] = None
+    """nature: strides, one per conv; default DQN's (4, 2, 1) for frames >= 36 pixels, else (2, 2, 1)"""
     image_layout: Literal["auto", "hwc", "chw"] = "auto"
     """image axes: channels last or first; auto takes the smaller of the first and last axes as the channels"""
     aug_frac: float = 0.0
@@ -204,9 +205,9 @@ class Args(scale.ScaleArgs):  # the flags of roles, offline runs, several envs: 
     """epsilon at the start of the schedule (episode start for bilevel)"""
     eps_end: float = 0.05
     """epsilon at the end of the schedule (episode start for bilevel)"""
-    # deviation: anneals over 10% of the run, whatever its length (the reference: over 1M steps per actor)
-    eps_anneal_frac: float = 0.1
-    """fraction of total_timesteps over which epsilon anneals"""
+    # deviation: 12,500 env steps per actor, 10% of the default run (the reference: 1M), so a CPU run anneals
+    eps_anneal_steps: int = 12_500
+    """env steps per actor over which epsilon anneals (a collector process anneals like one process: its own steps)"""
     bilevel_horizon: int = 500
     """bilevel: the rollout horizon over which epsilon decays within an episode"""
     bilevel_eps_end: tuple[float, float] = (0.8, 0.01)
@@ -235,6 +236,7 @@ class Args(scale.ScaleArgs):  # the flags of roles, offline runs, several envs: 
     # Evaluation and checkpoints
     eval_interval: int = 10
     """evaluate every this many epochs (0: never)"""
+    # deviation: evaluation counts episodes (the reference: a step budget, in which only finished episodes count)
     eval_episodes: int = 20
     """episodes per evaluation (at least)"""
     eval_max_steps: int = 100_000
@@ -243,11 +245,157 @@ class Args(scale.ScaleArgs):  # the flags of roles, offline runs, several envs: 
     """evaluate with the argmax / mean action instead of sampling"""
     checkpoint_interval: int = 10
     """save a checkpoint every this many epochs (0: never)"""
+    eval_env_id: Optional[str] = None
+    """the evaluation env ids, comma-separated (default: --env-id's)"""
+    eval_only: bool = False
+    """if toggled, evaluate runs/{run_name}/checkpoint.pt (or --load-from), print the metrics as JSON, and exit"""
+    load_from: Optional[str] = None
+    """--eval-only: the weights to evaluate (a checkpoint.pt, policy_latest.pt or .cleanrl_model file)"""
+    save_trajs_to: Optional[str] = None
+    """--eval-only: write the evaluation episodes as trajectory files into this folder (e.g. buffers/RUN/protected)"""
+
+    # Roles and phases (README "Scaling out"; `python -m common.launch` starts a learner and its collectors)
+    mode: Literal["both", "collect", "learn"] = "both"
+    """both: collect, train, evaluate in one process; learn: train on the buffer only; collect: rollouts only"""
+    start_learning_at_epoch: int = 0
+    """no updates before this epoch (a warm-up of the buffer)"""
+    start_collecting_at_epoch: int = 0
+    """no rollouts before this epoch (a large value: fully offline, from the files already in the buffer)"""
+    dset_name: Optional[str] = None
+    """the buffer folder under --buffer-dir (default: the run name): train on another run's buffer"""
+    # k batches make the update of one k*batch_size batch only when they hold equally many real timesteps (each loss
+    # is a mean over its own) and the running statistics (input norm, PopArt) do not move between them (they do)
+    batches_per_update: int = 1
+    """gradient accumulation: each optimizer update averages the gradients of this many batches"""
 
 
 # =================================================== Environment ====================================================
-# AmagoEnv (common/amago_env.py) hands the agent {"obs": the env's obs as a dict, "rl2": [previous reward, previous
-# action] (A+1,), zero at reset, "time": steps since reset}; Box actions in [-1, 1], rescaled for the env.
+# What the agent sees of a gymnasium env (AMAGO sec. 3): {"obs": the env's observation as a dict, "rl2": [previous
+# reward, previous action] (A+1,), zero at reset, "time": steps since reset}. rl2 makes the previous step's outcome an
+# input, so that a memory over these tokens can infer the task (RL^2, Duan et al., 2016); the time index feeds the
+# position embedding. Box actions are exposed in [-1, 1] and rescaled for the env.
+def amago_spaces(obs_space, action_space):
+    """-> (action dim A, the agent's action space (Box: rescaled to [-1, 1]), the agent's observation Dict space)."""
+    if isinstance(action_space, gym.spaces.Discrete):
+        A = int(action_space.n)
+    elif isinstance(action_space, gym.spaces.Box):
+        A = int(np.prod(action_space.shape))
+        if not (np.isfinite(action_space.low).all() and np.isfinite(action_space.high).all()):
+            raise ValueError(f"Box action space {action_space} must be bounded: AMAGO rescales actions to [-1, 1]")
+        action_space = gym.spaces.Box(-1.0, 1.0, action_space.shape, np.float32)
+    elif isinstance(action_space, gym.spaces.MultiBinary):
+        A = int(np.prod(action_space.shape))
+    else:
+        raise ValueError(f"action space {action_space} is not supported: use Discrete, Box or MultiBinary")
+    if not isinstance(obs_space, gym.spaces.Dict):
+        obs_space = gym.spaces.Dict({"observation": obs_space})
+    for k, s in obs_space.items():  # each key is flattened into one vector of the timestep encoder's input
+        if not isinstance(s, (gym.spaces.Box, gym.spaces.Discrete, gym.spaces.MultiBinary, gym.spaces.MultiDiscrete)):
+            raise ValueError(
+                f"observation {k!r}: {s} is not supported: use Box, Discrete, MultiBinary or MultiDiscrete spaces, "
+                "alone or as the values of one Dict (wrap the env to encode other spaces as arrays)"
+            )
+    rl2 = gym.spaces.Box(-np.inf, np.inf, (A + 1,), np.float32)
+    time_idx = gym.spaces.Box(0, np.iinfo(np.int64).max, (), np.int64)
+    return A, action_space, gym.spaces.Dict({"obs": obs_space, "rl2": rl2, "time": time_idx})
+
+
+def to_env_actions(space, a):
+    """Agent actions of N actors -> (rep (N, A) float32: the action as rl2 records it, the env's actions (N, ...)).
+    Discrete: index -> one-hot; Box: [-1, 1] -> the env's [low, high]; MultiBinary: 0/1 -> int8 bits."""
+    N = len(a)
+    if isinstance(space, gym.spaces.Discrete):
+        idx = np.asarray(a).reshape(N).astype(np.int64)
+        return np.eye(space.n, dtype=np.float32)[idx], idx
+    rep = np.asarray(a, np.float32).reshape(N, -1)
+    if isinstance(space, gym.spaces.Box):
+        rep = np.clip(rep, -1.0, 1.0)
+        low, high = space.low.astype(np.float64), space.high.astype(np.float64)
+        return rep, (low + (rep.reshape(N, *space.shape) + 1.0) * 0.5 * (high - low)).astype(space.dtype)
+    return rep, rep.reshape(N, *space.shape).astype(np.int8)
+
+
+def wrap_obs(obs, reward, rep, t):
+    """The agent's observation dict, for one actor (reward, rep (A,), t: scalars) or N (reward (N,), rep (N, A), t)."""
+    obs = obs if isinstance(obs, dict) else {"observation": obs}
+    rl2 = np.concatenate([np.expand_dims(reward, -1), rep], axis=-1).astype(np.float32)  # (..., A+1)
+    return {"obs": obs, "rl2": rl2, "time": np.array(t, np.int64)}  # a copy: the caller's counter moves on
+
+
+class AmagoEnv(gym.Wrapper):
+    """One env as the agent sees it: the observation dict above, whose rl2 holds the reward and action that led to
+    this observation (so at step t: obs_t, r_{t-1}, a_{t-1}, t)."""
+
+    def __init__(self, env: gym.Env, env_name: str):
+        super().__init__(env)
+        self.env_name = getattr(env.unwrapped, "env_name", env_name)
+        self.action_dim, self.action_space, self.observation_space = amago_spaces(
+            env.observation_space, env.action_space
+        )
+
+    def reset(self, **kwargs):
+        obs, info = self.env.reset(**kwargs)
+        self.t = 0
+        info["env_name"] = self.env_name = getattr(self.env.unwrapped, "env_name", self.env_name)
+        return wrap_obs(obs, 0.0, np.zeros(self.action_dim, np.float32), 0), info
+
+    def step(self, action):
+        if isinstance(self.env.action_space, gym.spaces.Discrete):  # the common case, without array round trips
+            env_action = int(action)
+            rep = np.eye(self.action_dim, dtype=np.float32)[env_action]
+        else:
+            rep, env_action = (x[0] for x in to_env_actions(self.env.action_space, np.asarray(action)[None]))
+        obs, reward, terminated, truncated, info = self.env.step(env_action)
+        self.t += 1
+        info["env_name"] = self.env_name
+        return wrap_obs(obs, float(reward), rep, self.t), reward, terminated, truncated, info
+
+
+class AmagoVecEnv(gym.vector.VectorWrapper):
+    """AmagoEnv for an env that steps all N actors itself (`--env-mode already_vectorized`, e.g. gymnax): the same
+    observation dict and same-step autoreset info (final_obs, final_info) that SyncVectorEnv(AmagoEnv) gives the
+    training loop. The env resets finished actors inside step() and should return their true last observations as
+    info["final_obs"]; without it the reset observation stands in, as in the reference, so a truncated episode then
+    bootstraps from the next episode's first observation."""
+
+    def __init__(self, env: gym.vector.VectorEnv, env_name: str):
+        super().__init__(env)
+        mode = env.metadata.get("autoreset_mode", gym.vector.AutoresetMode.SAME_STEP)
+        if mode != gym.vector.AutoresetMode.SAME_STEP:
+            raise ValueError(
+                f"--env-mode already_vectorized needs an env that resets finished actors in the same step "
+                f"(autoreset_mode SAME_STEP, as gymnax); {env} has {mode}"
+            )
+        self.env_name = getattr(env.unwrapped, "env_name", env_name)
+        spaces = amago_spaces(env.single_observation_space, env.single_action_space)
+        self.action_dim, self.single_action_space, self.single_observation_space = spaces
+        self.action_space = gym.vector.utils.batch_space(self.single_action_space, self.num_envs)
+        self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, self.num_envs)
+        self.metadata = {**env.metadata, "autoreset_mode": gym.vector.AutoresetMode.SAME_STEP}
+
+    def reset(self, **kwargs):
+        obs, info = self.env.reset(**kwargs)
+        N = self.num_envs
+        self.t = np.zeros(N, np.int64)
+        info["env_name"] = np.full(N, self.env_name, object)
+        return wrap_obs(obs, np.zeros(N), np.zeros((N, self.action_dim), np.float32), self.t), info
+
+    def step(self, actions):
+        rep, env_actions = to_env_actions(self.env.single_action_space, actions)
+        obs, rew, term, trunc, info = self.env.step(env_actions)
+        done = term | trunc
+        self.t += 1
+        # deviation: the true last observation is stored (the reference's AlreadyVectorizedEnv keeps the reset one)
+        last = wrap_obs(info.get("final_obs", obs), rew, rep, self.t)  # each actor's observation after its action
+        self.t[done] = 0
+        next_obs = wrap_obs(obs, np.where(done, 0.0, rew), np.where(done[:, None], 0.0, rep), self.t)  # zero rl2
+        names = np.full(self.num_envs, self.env_name, object)
+        info = {
+            "env_name": names,
+            "final_obs": [index_obs(last, i) if d else None for i, d in enumerate(done)],
+            "final_info": {"env_name": names, **{k: v for k, v in info.items() if k.startswith(LOG_PREFIX)}},
+        }
+        return next_obs, rew, term, trunc, info
 
 
 def make_env(env_id, seed, idx, capture_video, run_name):
@@ -405,8 +553,111 @@ class TstepEncoder(nn.Module):
         return self.out_norm(self.mlp(self.norm(x)))
 
 
+# --------------------------------------- CNN backbones and DrQ's random shift ---------------------------------------
+def is_image(space):
+    return isinstance(space, gym.spaces.Box) and len(space.shape) == 3
+
+
+def channels_last(shape, layout):
+    """True for (H, W, C), False for (C, H, W); `auto` takes the smaller of the first and last axes as the channels."""
+    if layout != "auto":
+        return layout == "hwc"
+    if shape[0] == shape[2]:
+        raise ValueError(f"cannot tell the channel axis of image shape {shape}: pass --image-layout hwc or chw")
+    return shape[2] < shape[0]
+
+
+class NatureCNN(nn.Sequential):
+    """DQN's conv stack (Mnih et al., 2015): conv -> leaky_relu per layer, no padding. Delta-orthogonal init (only
+    the centre tap is non-zero, orthogonal), as the reference's NatureishCNN."""
+
+    def __init__(self, c_in, channels, kernels, strides):
+        layers = []
+        for c, k, s in zip(channels, kernels, strides):
+            conv = nn.Conv2d(c_in, c, k, s)
+            nn.init.zeros_(conv.weight)
+            nn.init.zeros_(conv.bias)
+            with torch.no_grad():
+                conv.weight[:, :, k // 2, k // 2] = nn.init.orthogonal_(
+                    torch.empty(c, c_in), nn.init.calculate_gain("leaky_relu")
+                )
+            layers += [conv, nn.LeakyReLU()]
+            c_in = c
+        super().__init__(*layers)
+
+
+class ResBlock(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.conv1, self.conv2 = nn.Conv2d(d, d, 3, padding=1), nn.Conv2d(d, d, 3, padding=1)
+        self.norm = nn.GroupNorm(4, d)  # the reference's post-residual GroupNorm (IMPALA itself has none)
+
+    def forward(self, x):
+        return self.norm(x + self.conv2(F.leaky_relu(self.conv1(F.leaky_relu(x)))))
+
+
+class ImpalaCNN(nn.Sequential):
+    """IMPALA's residual stack (Espeholt et al., 2018): per width d, conv3x3 -> maxpool(3, stride 2) -> 2 residual
+    blocks. No activation after the last block (as the reference's IMPALAishCNN)."""
+
+    def __init__(self, c_in, channels):
+        layers = []
+        for d in channels:
+            layers += [nn.Conv2d(c_in, d, 3, padding=1), nn.MaxPool2d(3, 2), ResBlock(d), ResBlock(d)]
+            c_in = d
+        super().__init__(*layers)
+
+
+def make_cnn(args, c_in, frame):
+    """--cnn, --cnn-channels, --cnn-kernels, --cnn-strides -> the backbone for (c_in, H, W) images, frame = (H, W).
+    Nature's kernels and strides default to DQN's (8, 4, 3) / (4, 2, 1) when the frame's smaller side is >= 36 pixels
+    (84x84: the reference's CNN exactly), else to (3, 3, 3) / (2, 2, 1), which runs from 15x15 up."""
+    if args.cnn == "impala":
+        channels = args.cnn_channels or (16, 32, 32)
+        if any(d % 4 for d in channels):
+            raise ValueError(
+                f"--cnn impala: every --cnn-channels width must be divisible by 4 (GroupNorm(4)), got {channels}"
+            )
+        return ImpalaCNN(c_in, channels)
+    channels = args.cnn_channels or (32, 64, 64)
+    n, large = len(channels), min(frame) >= 36
+    kernels = args.cnn_kernels or (((8, 4) if large else (3, 3)) + (3,) * n)[:n]
+    strides = args.cnn_strides or (((4, 2) if large else (2, 2)) + (1,) * n)[:n]
+    if not len(channels) == len(kernels) == len(strides):
+        raise ValueError(
+            f"--cnn nature: --cnn-channels {channels}, --cnn-kernels {kernels} and --cnn-strides {strides} must "
+            "have one entry per conv layer"
+        )
+    return NatureCNN(c_in, channels, kernels, strides)
+
+
+class RandomShift(nn.Module):
+    """DrQ-v2's augmentation (Yarats et al., 2021): replicate-pad by `pad`, crop back at a random integer offset, each
+    frame its own offset, on the last `frac` of the batch's sequences. Identity in eval mode (rollouts)."""
+
+    def __init__(self, pad, frac):
+        super().__init__()
+        if not 0 <= frac <= 1 or pad < 0:
+            raise ValueError(f"--aug-frac must lie in [0, 1] and --aug-pad be >= 0, got {frac} and {pad}")
+        self.pad, self.frac = pad, frac
+
+    def forward(self, img):  # img: (B, L, C, H, W), any dtype -> same shape
+        if not self.training or self.frac == 0 or self.pad == 0:
+            return img
+        B, L, C, H, W = img.shape
+        split = max(min(math.ceil(B * (1 - self.frac)), B - 1), 0)  # the reference's split: >= 1 sequence shifted
+        x = img[split:].flatten(0, 1)  # (N, C, H, W)
+        dy, dx = torch.randint(-self.pad, self.pad + 1, (2, len(x), 1), device=img.device)
+        # clamped pixel indices are the replicate padding, so no padded copy is made (the reference: grid_sample)
+        rows = (torch.arange(H, device=img.device) + dy).clamp(0, H - 1)  # (N, H): out[i, j] = in[i + dy, j + dx]
+        cols = (torch.arange(W, device=img.device) + dx).clamp(0, W - 1)  # (N, W)
+        n = torch.arange(len(x), device=img.device)[:, None, None]
+        x = x[n, :, rows[:, :, None], cols[:, None, :]]  # advanced indices first: (N, H, W, C)
+        return torch.cat([img[:split], x.permute(0, 3, 1, 2).reshape(B - split, L, C, H, W)])
+
+
 class CNNTstepEncoder(nn.Module):
-    """Each image key -> random shift (training) -> its own CNN (common/cnn.py); the other keys and rl2 -> the ff path
+    """Each image key -> random shift (training) -> its own CNN (above); the other keys and rl2 -> the ff path
     above (so images never enter InputNorm); leaky_relu(concat) -> Linear -> LayerNorm."""
 
     def __init__(self, obs_space: gym.spaces.Dict, rl2_dim, args):
@@ -421,13 +672,13 @@ class CNNTstepEncoder(nn.Module):
         self.cnns, cnn_out = nn.ModuleList(), 0
         for k, hwc in zip(self.img_keys, self.hwc):
             C, H, W = (int(d) for d in (np.roll(obs_space[k].shape, 1) if hwc else obs_space[k].shape))
-            self.cnns.append(make_cnn(args, C))
+            self.cnns.append(make_cnn(args, C, (H, W)))
             try:
                 cnn_out += self.cnns[-1](torch.zeros(1, C, H, W)).numel()
             except RuntimeError as e:  # a conv or pool larger than its input
                 raise ValueError(
                     f"obs {k!r}: a {H}x{W} image is too small for --cnn {args.cnn} (use fewer --cnn-channels "
-                    f"layers, or smaller --cnn-kernels / --cnn-strides for nature): {e}"
+                    f"layers, or smaller --cnn-kernels / --cnn-strides for nature; the defaults run from 15x15): {e}"
                 ) from None
         self.img_proj = nn.Linear(cnn_out, args.tstep_dim)
         self.out = nn.Sequential(
@@ -528,13 +779,15 @@ class SigmaReparam(nn.Linear):
             with torch.no_grad():
                 self.u.copy_(F.normalize(self.weight @ self.v, dim=0))
                 self.v.copy_(F.normalize(self.weight.T @ self.u, dim=0))
-        elif not torch.is_grad_enabled():  # acting: W_hat is built once, as weights change only in train mode
-            if self.w_hat is None:  # (updates) or on a load, and both drop it (below)
+        elif not torch.is_grad_enabled():  # acting: W_hat is built at the first step and reused (see train)
+            if self.w_hat is None:
                 self.w_hat = self.gamma / (self.u @ self.weight @ self.v) * self.weight
             return F.linear(x, self.w_hat, self.bias)
         return F.linear(x, self.gamma / (self.u @ self.weight @ self.v) * self.weight, self.bias)
 
-    def train(self, mode=True):  # also eval(); (fused optimizers change weights without bumping their versions)
+    def train(self, mode=True):
+        # eval() is train(False): every switch between updating and acting, and every load (below), drops the cached
+        # W_hat, as weights change only then (fused AdamW does not bump tensor versions, so they cannot key the cache)
         self.w_hat = None
         return super().train(mode)
 
@@ -549,16 +802,16 @@ def sinusoidal_embedding(time, d_model):  # time: (B, L) absolute timestep since
     return torch.stack([angles.sin(), angles.cos()], dim=-1).flatten(-2)  # interleaved sin, cos
 
 
-def attention(q, k, v, window=None, mask=None):
-    """q, k, v: (B, H, L, E) -> (B, H, L, E). Training (mask None): causal, each query sees its last `window` keys
+def attention(q, k, v, window_size=None, mask=None):
+    """q, k, v: (B, H, L, E) -> (B, H, L, E). Training (mask None): causal, each query sees its last `window_size` keys
     incl. itself (None: all). Rollouts: `mask` (N, 1, 1, W) marks the valid cache slots of each actor's one query.
     flash-attn's kernel when installed on CUDA (half precision), else torch's SDPA."""
-    if mask is None and (out := flash_attention(q, k, v, window)) is not None:
+    if mask is None and (out := flash_attention(q, k, v, window_size)) is not None:
         return out
     L = q.shape[2]
-    if mask is None and window is not None and window < L:
+    if mask is None and window_size is not None and window_size < L:
         i = torch.arange(L, device=q.device)
-        mask = (i[None, :] <= i[:, None]) & (i[:, None] - i[None, :] < window)  # (L, L) causal band of width window
+        mask = (i[None, :] <= i[:, None]) & (i[:, None] - i[None, :] < window_size)  # (L, L) causal band
     return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=mask is None)
 
 
@@ -587,9 +840,9 @@ class TransformerLayer(nn.Module):
         h = self.norm_ff(F.leaky_relu(self.ff1(self.norm3(x))))
         return x + self.drop(self.ff2(h))
 
-    def forward(self, x, window=None):  # x: (B, L, d)
+    def forward(self, x, window_size=None):  # x: (B, L, d)
         q, k, v = self.split_heads(self.norm1(x))
-        return self.mlp_block(x, attention(q, k, v, window))
+        return self.mlp_block(x, attention(q, k, v, window_size))
 
     def step(self, x, k_cache, v_cache, slot, valid):
         """x: (N, 1, d); caches: (N, H, W, E) ring buffers holding the last W keys/values of each actor; slot: where
@@ -617,10 +870,10 @@ class TransformerTrajEncoder(nn.Module):
         self.out_norm = nn.LayerNorm(d_model)
         self.drop = nn.Dropout(args.dropout)
         self.d_model, self.n_heads, self.emb_dim = d_model, n_heads, d_model
-        self.window_size = args.window_size or None  # None: full causal attention over the training window
-        # rollouts attend over the last `window` steps: the sliding window, else max_seq_len (the reference's rolling
-        # cache); the KV cache holds exactly that many, so its memory never grows with the rollout
-        self.window = self.window_size or args.max_seq_len
+        self.window_size = args.window_size or None  # each query's span of keys; None: all earlier steps
+        # rollouts attend over the last cache_len steps: the window, else max_seq_len (the reference's rolling cache);
+        # the KV cache holds exactly that many, so its memory never grows with the rollout
+        self.cache_len = self.window_size or args.max_seq_len
 
     def embed(self, x, time):
         if self.pos is None:
@@ -628,17 +881,17 @@ class TransformerTrajEncoder(nn.Module):
         # deviation: timesteps >= max_time_idx share the last row (the reference requires t < max_time_idx)
         return self.drop(self.inp(x) + self.pos(time.clamp(max=self.pos.num_embeddings - 1)))
 
-    def forward(self, x, time, window=None):
-        """Causal attention in which each query sees its last `window` keys incl. itself (default --window-size;
-        None: all). forward(..., window=self.window) is exactly what the rolling rollout cache computes."""
+    def forward(self, x, time, window_size=None):
+        """Causal attention in which each query sees its last `window_size` keys incl. itself (default --window-size;
+        None: all). forward(..., window_size=self.cache_len) is exactly what the rolling rollout cache computes."""
         x = self.embed(x, time)
         for layer in self.layers:
-            x = layer(x, window or self.window_size)
+            x = layer(x, window_size or self.window_size)
         return self.out_norm(x)
 
     def step(self, x, time, hidden):
         k_cache, v_cache, count = hidden  # (layers, N, H, W, E) x2, (N,)
-        N, W = count.shape[0], self.window
+        N, W = count.shape[0], self.cache_len
         slot = (torch.arange(N, device=x.device), count % W)  # the oldest entry is overwritten once the window is full
         valid = (torch.arange(W, device=x.device) <= count.clamp(max=W - 1).unsqueeze(1)).view(N, 1, 1, W)
         x = self.embed(x, time)
@@ -647,7 +900,7 @@ class TransformerTrajEncoder(nn.Module):
         return self.out_norm(x), (k_cache, v_cache, count + 1)
 
     def init_hidden(self, n, device):
-        shape = (len(self.layers), n, self.n_heads, self.window, self.d_model // self.n_heads)
+        shape = (len(self.layers), n, self.n_heads, self.cache_len, self.d_model // self.n_heads)
         k_cache, v_cache = torch.zeros(shape, device=device), torch.zeros(shape, device=device)
         return k_cache, v_cache, torch.zeros(n, dtype=torch.long, device=device)
 
@@ -838,17 +1091,18 @@ class CriticEnsemble(nn.Module):
         frozen=True evaluates with detached weights (the actor's gradient must not train the critics)."""
         # deviation: frozen = these weights detached (the reference: a copy synced before each optimizer step)
         (W0, W1, W2), (b0, b1, b2) = [[p.detach() if frozen else p for p in ps] for ps in (self.weights, self.biases)]
-        (B, L, D), (C, _, H), K = s.shape, W0.shape, a.shape[0]
-        # hidden activations stay in a (C, rows, H) layout, so every layer is one batched matmul over the critics
-        h = (s.reshape(B * L, D) @ W0[:, :D].transpose(0, 1).reshape(D, C * H)).view(B * L, C, H).transpose(0, 1)
-        # add the gamma feature's and the action's share of the first layer: (C, K*B*L*G, H)
-        ga = torch.cat([self.gamma_feat.expand(*a.shape[:-1], 1), a.clamp(-0.999, 0.999)], dim=-1).view(
-            K, B * L, self.G, -1
-        )
-        h = (h[:, None, :, None] + torch.einsum("kngi,cih->ckngh", ga, W0[:, D:]) + b0[:, None, None, None]).flatten(
-            1, 3
-        )
-        h = F.leaky_relu(torch.baddbmm(b1.unsqueeze(1), F.leaky_relu(h), W1))
+        (B, L, D), (C, _, H), K = s.shape, W0.shape, a.shape[0]  # W0: (C, in, H), W1: (C, H, H), W2: (C, H, bins)
+        # The first layer is linear in its input [s, gamma feature, a], so it splits into s @ W0[:, :D] plus the rest:
+        # the state's share is computed once per state, not once per action sample and gamma. Activations stay
+        # (C, rows, H), so each later layer is one batched matmul over the C critics.
+        W0s = W0[:, :D].transpose(0, 1).reshape(D, C * H)  # (D, C*H): every critic's state weights side by side
+        h = (s.reshape(B * L, D) @ W0s).view(B * L, C, H).transpose(0, 1)  # (C, B*L, H)
+        # add the gamma feature's and the action's share, per action sample and gamma: rows become K*B*L*G
+        ga = torch.cat([self.gamma_feat.expand(*a.shape[:-1], 1), a.clamp(-0.999, 0.999)], dim=-1)  # (K,B,L,G,1+A)
+        ga = ga.view(K, B * L, self.G, -1)  # (K, B*L, G, 1+A)
+        h = h[:, None, :, None] + torch.einsum("kngi,cih->ckngh", ga, W0[:, D:]) + b0[:, None, None, None]
+        h = h.flatten(1, 3)  # (C, K*B*L*G, H)
+        h = F.leaky_relu(torch.baddbmm(b1.unsqueeze(1), F.leaky_relu(h), W1))  # (C, rows, H)
         logits = torch.baddbmm(b2.unsqueeze(1), h, W2)  # (C, rows, num_bins)
         return logits.view(C, K, B, L, self.G, -1).permute(1, 2, 3, 0, 4, 5)  # (K, B, L, C, G, num_bins)
 
@@ -866,21 +1120,18 @@ class CriticEnsemble(nn.Module):
         return F.one_hot(below, len(self.bins)) * (1 - frac) + F.one_hot(below + 1, len(self.bins)) * frac
 
 
-# ============= PopArt: value normalization per gamma that preserves the critic's un-normalized outputs ==============
-# AMAGO-2 keeps PopArt's statistics only: normalize_target scales the optional online term, as the reference's
-# MultiTaskAgent does; the two-hot critic never passes through w, b (the class is kept as in amago_agent.py).
+# ====================== PopArt statistics: running mean and std of each gamma's TD targets ======================
 class PopArt(nn.Module):
-    """Critics output normalized values q; the normalized Q is w*q + b, the raw Q is sigma*(w*q + b) + mu.
-    When the statistics (mu, sigma) move, (w, b) change so that raw Q is unchanged (van Hasselt et al., 2016).
-    As in the reference, (w, b) are per-gamma scalars, not the critic's last layer, so raw Q = sqrt(init_nu) q = 10 q
-    forever (w * sigma stays 10, sigma * b + mu stays 0): PopArt reweights gamma g's squared error by 1 / sigma_g^2.
-    A gamma whose targets barely vary (0.1 under CartPole's constant reward) then weighs ~10^6 times gamma 0.999."""
+    """AMAGO-2's critic is a classifier over return bins, so no value passes through PopArt's rescaling (amago_agent.py
+    has the full PopArt). What is kept are its statistics of the raw TD targets per gamma, with the same
+    bias-corrected EMA: they put the optional online term -Q(s, a ~ pi) on a scale-free footing, as the reference's
+    MultiTaskAgent does, and log losses/popart_sigma."""
 
     def __init__(self, num_gammas, beta=5e-4, init_nu=100.0, enabled=True):
         super().__init__()
         self.beta, self.enabled = beta, enabled
-        for name, val in [("mu", 0.0), ("nu", init_nu), ("w", 1.0), ("b", 0.0)]:
-            self.register_buffer(name, torch.full((num_gammas,), val))
+        self.register_buffer("mu", torch.zeros(num_gammas))
+        self.register_buffer("nu", torch.full((num_gammas,), init_nu))
         self.register_buffer("t", torch.ones(()))
 
     @property
@@ -895,18 +1146,8 @@ class PopArt(nn.Module):
         beta = self.beta / (1 - (1 - self.beta) ** self.t)
         m = mask.unsqueeze(-1).float()
         n = m.sum().clamp(min=1.0)
-        mu_old, sigma_old = self.mu.clone(), self.sigma
         self.mu.lerp_((y * m).sum((0, 1)) / n, beta)
         self.nu.lerp_((y.square() * m).sum((0, 1)) / n, beta)
-        sigma = self.sigma
-        self.w.mul_(sigma_old / sigma)
-        self.b.copy_((sigma_old * self.b + mu_old - self.mu) / sigma)
-
-    def normalized(self, q):  # q: (..., G) critic output -> normalized Q
-        return self.w * q + self.b if self.enabled else q
-
-    def raw(self, q):
-        return self.sigma * (self.w * q + self.b) + self.mu if self.enabled else q
 
     def normalize_target(self, y):
         return (y - self.mu) / self.sigma if self.enabled else y
@@ -1049,6 +1290,7 @@ class TrajectoryWriter:
 
     def __init__(self, num_envs, buffer, save_len, max_seq_len, rng):
         self.buffer, self.rng, self.N = buffer, rng, num_envs
+        # deviation: a snippet holds at least max_seq_len steps (the reference: save_len - max_seq_len, however small)
         self.save_range = (max(save_len - max_seq_len, max_seq_len), save_len + max_seq_len)
         self.trajs = [None] * num_envs
 
@@ -1195,6 +1437,24 @@ class DiskReplayBuffer(torch.utils.data.IterableDataset):
                 yield self.sample(files, cache, bad)
 
 
+def collate(samples):
+    """Windows -> one batch, right-padded to the longest window: obs_*, rl2, time (B, L, ...); actions, rewards,
+    terminated (B, L-1, ...); mask (B, L) marks the real timesteps. The loss averages over the mask only, so padding
+    never trains anything. Small batches stay numpy arrays (see common/batch.py make_loader)."""
+    L = max(len(s["rl2"]) for s in samples)
+    out = {}
+    for k in samples[0]:
+        n = L if k in ("rl2", "time") or k.startswith("obs_") else L - 1  # L timesteps, L-1 transitions between them
+        out[k] = np.stack(
+            [np.concatenate([s[k], np.zeros((n - len(s[k]), *s[k].shape[1:]), s[k].dtype)]) for s in samples]
+        )
+    out["mask"] = np.stack([np.arange(L) < len(s["rl2"]) for s in samples])  # (B, L)
+    if sum(v.nbytes for v in out.values()) > 2**20:
+        out = {k: torch.from_numpy(v) for k, v in out.items()}
+    out["obs"] = {k[len("obs_") :]: out.pop(k) for k in list(out) if k.startswith("obs_")}
+    return out
+
+
 def load_relabel(spec):  # --relabel module:function -> the function (None: no relabeling)
     return spec and load_hook(spec, "--relabel", "envs.mazerunner:relabel_some")
 
@@ -1211,6 +1471,8 @@ def due(every, epoch, last):  # every `every` epochs (0: never), and at the last
 def lr_at(args, updates):
     """Linear warm-up from 0 (as the reference), then constant; with --anneal-lr, a linear decay to 0 at the last
     update of the run."""
+    # deviation: the warm-up lasts --warmup-steps updates on any number of processes (the reference's scheduler,
+    # stepped by accelerate once per process, ends it N times sooner on N processes)
     total = num_epochs(args) * args.batches_per_epoch
     frac = max(0.0, 1.0 - updates / total) if args.anneal_lr else 1.0
     return args.learning_rate * min(1.0, updates / max(args.warmup_steps, 1), frac)
@@ -1238,8 +1500,7 @@ def train_step(agent, optimizer, accelerator, batches, args, updates):
 
 
 def make_exploration(args, envs):
-    anneal = int(args.eps_anneal_frac * args.total_timesteps / args.num_envs)  # per-actor vector steps
-    common = (args.num_envs, envs.single_action_space, args.eps_start, args.eps_end, anneal, args.seed)
+    common = (args.num_envs, envs.single_action_space, args.eps_start, args.eps_end, args.eps_anneal_steps, args.seed)
     if args.exploration == "bilevel":
         return BilevelEpsilonGreedy(*common, args.bilevel_horizon, args.bilevel_eps_end)
     if args.exploration == "egreedy":
@@ -1252,7 +1513,7 @@ def make_exploration(args, envs):
 if __name__ == "__main__":
     args = tyro.cli(Args)
     check_args(args)
-    args.env_id, args.eval_env_id = scale.resolve_env_ids(args, resolve_env_id)  # comma-separated ids
+    args.env_id, args.eval_env_id = resolve_env_ids(args)  # comma-separated ids, resolved to registered ones
     accelerator = Accelerator(cpu=not (args.cuda and torch.cuda.is_available()), mixed_precision=args.mixed_precision)
     device, main_process = accelerator.device, accelerator.is_main_process  # `accelerate launch` runs one per GPU
     run_name = args.run_name or f"{args.env_id}__{args.exp_name}__{args.seed}__{int(time.time())}"
@@ -1317,7 +1578,9 @@ if __name__ == "__main__":
     ep_ret, ep_len = np.zeros(args.num_envs), np.zeros(args.num_envs, int)
     steps_per_epoch = args.timesteps_per_epoch * args.num_envs
     epochs = num_epochs(args)
-    learner, latest, seen = main_process and args.mode != "collect", run_dir / "policy_latest.pt", None
+    owner = main_process and args.mode != "collect"  # writes checkpoints and policy_latest.pt, deletes old files
+    latest = run_dir / "policy_latest.pt"  # the learner's newest weights, for collector processes
+    seen = None  # a collector: which version of `latest` it acts with
     scale.wait_for_data(args, buffer, stop, epochs)  # --mode learn: until the collectors' first file
     progress = tqdm(range(counters["epoch"], epochs), initial=counters["epoch"], total=epochs, dynamic_ncols=True)
     for epoch in progress:
@@ -1326,7 +1589,7 @@ if __name__ == "__main__":
         if args.mode == "collect":  # act with the learner's latest weights (charts/policy_updates: their updates)
             seen = scale.load_latest(latest, policy, seen, writer, counters["global_step"])
         # ALGO LOGIC: collect timesteps_per_epoch steps per actor
-        policy.eval()
+        policy.eval()  # acting: no dropout, and sigma-reparam layers cache their weights (SigmaReparam.train)
         t0 = time.time()
         for _ in range(args.timesteps_per_epoch if collect else 0):
             if stop:
@@ -1355,14 +1618,14 @@ if __name__ == "__main__":
             obs = next_obs
             hidden = policy.traj.reset_hidden(hidden, torch.as_tensor(done, device=device))
         collect_sps = steps_per_epoch * collect / (time.time() - t0)
-        if learner:  # the only process that deletes files
+        if owner:  # the only process that deletes files
             for k, v in buffer.delete_oldest().items():
                 writer.add_scalar(k, v, counters["global_step"])
 
         # ALGO LOGIC: training
         t0, metrics = time.time(), {}
         if learn and loader is None and buffer.files():  # DataLoader workers read the buffer while the update runs
-            loader = make_loader(buffer, args.batch_size, args.num_workers)
+            loader = make_loader(buffer, args.batch_size, args.num_workers, collate)
         if learn and loader is not None:
             policy.train()
             for _ in range(args.batches_per_epoch):
@@ -1376,8 +1639,10 @@ if __name__ == "__main__":
                 writer.add_scalar(k, v.item(), counters["global_step"])  # each process its own batches' metrics
             writer.add_scalar("charts/updates_per_s", ups, counters["global_step"])
             writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], counters["global_step"])
-        if args.mode != "collect" and learn:  # process 0 writes the latest weights; --mode learn counts collectors'
-            counters["global_step"] = scale.save_latest(latest, policy, counters, args.mode, write=learner)
+        if learn and owner:  # collector processes reload it when it changes
+            scale.save_latest(latest, policy, counters["updates"])
+        if learn and args.mode == "learn":  # a learner that does not collect counts its collectors' env steps
+            counters["global_step"] = scale.collector_steps(run_dir)
         if stop:  # the unfinished epoch is done again on --resume
             break
         counters["epoch"] = epoch + 1
@@ -1396,14 +1661,14 @@ if __name__ == "__main__":
             progress.set_postfix(
                 step=counters["global_step"], updates=counters["updates"], eval_return=f"{ev['eval/return']:.1f}"
             )
-        if learner and due(args.checkpoint_interval, counters["epoch"], epochs):
+        if owner and due(args.checkpoint_interval, counters["epoch"], epochs):
             run_dir.mkdir(parents=True, exist_ok=True)
             save_checkpoint(ckpt_path, policy, optimizer, explore, counters)
-    if stop and learner:
+    if stop and owner:
         save_checkpoint(ckpt_path, policy, optimizer, explore, counters)
         print(f"stopped: checkpoint saved at epoch {counters['epoch']}; continue with --resume --run-name {run_name}")
 
-    if args.save_model and learner:
+    if args.save_model and owner:
         torch.save(policy.state_dict(), run_dir / f"{args.exp_name}.cleanrl_model")
         print(f"model saved to {run_dir / f'{args.exp_name}.cleanrl_model'}")
     envs.close()

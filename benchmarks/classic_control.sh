@@ -33,14 +33,14 @@ if [[ $what == cartpole || $what == all ]]; then
     for seed in ${SEEDS:-1 2 3}; do
       run cartpole cartpole_${enc}_s$seed 30 --target 475 --stop-at-target -- \
         --env-id CartPole-v1 --traj-encoder $enc --seed $seed --num-envs 32 --eval-interval 5 --anneal-lr \
-        --learning-rate 1e-3 --pos-emb learned --max-time-idx 1 --total-timesteps 921600 --eps-anneal-frac 0.05 \
+        --learning-rate 1e-3 --pos-emb learned --max-time-idx 1 --total-timesteps 921600 --eps-anneal-steps 1440 \
         --batch-size 8 --n-layers 1 --critic-hidden 64 --actor-hidden 64 --tstep-hidden 64 --d-ff 128
     done
   done
 fi
 if [[ $what == pendulum || $what == all ]]; then
   run pendulum pendulum_transformer 60 --target -250 --stop-at-target -- \
-    --env-id Pendulum-v1 --traj-encoder transformer --total-timesteps 100000 --eps-anneal-frac 0.3 --eval-interval 5 \
+    --env-id Pendulum-v1 --traj-encoder transformer --total-timesteps 100000 --eps-anneal-steps 3750 --eval-interval 5 \
     --critic-hidden 64
 fi
 if [[ $what == lunarlander || $what == all ]]; then

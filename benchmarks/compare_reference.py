@@ -191,9 +191,10 @@ def our_worker(bench, seconds, workdir):
     from accelerate import Accelerator
 
     import amago_agent as amago
+    from common.args import resolve_env_id
 
     args = amago.tyro.cli(amago.Args, args=["--env-id", ENV_ID, *our_flags(enc, sizes, B, L)])
-    envs = amago.make_vec_env(amago.resolve_env_id(args.env_id), 1, "sync", args.seed)
+    envs = amago.make_vec_env(resolve_env_id(args.env_id), 1, "sync", args.seed)
     agent = amago.Agent(args, envs.single_observation_space["obs"], envs.single_action_space)
     opt = torch.optim.AdamW(agent.trainable_parameters(), lr=args.learning_rate, weight_decay=args.weight_decay)
     acc = Accelerator(cpu=True)

@@ -52,7 +52,7 @@ for enc in ${ENCS:-transformer ff}; do  # ENCS=ff runs only ff (to run the two s
     run tmaze_h50 tmaze_h50_$enc $target -- \
       --env-id envs:TMazePassive-v0 --traj-encoder $enc --exploration envs.tmaze:TMazeEpsilonGreedy --train-greedy \
       --reward-multiplier 100 --gamma 0.9999 --max-seq-len 51 --traj-save-len 51 --timesteps-per-epoch 51 \
-      --batches-per-epoch 100 --total-timesteps 200000 --eps-anneal-frac 0.2 --eps-end 0.01 \
+      --batches-per-epoch 100 --total-timesteps 200000 --eps-anneal-steps 5000 --eps-end 0.01 \
       --eval-interval 10 --eval-episodes 200 --padded-sampling none $extra
     report ${tag}tmaze_h50_$enc
   fi
@@ -60,14 +60,14 @@ for enc in ${ENCS:-transformer ff}; do  # ENCS=ff runs only ff (to run the two s
     hide=$([[ $enc == ff ]] && echo "--hide-rl2" || true)
     run frozenlake frozenlake_$enc -- \
       --env-id envs:MetaFrozenLake-HideK-v0 --traj-encoder $enc $hide --max-seq-len 80 --traj-save-len 80 \
-      --total-timesteps 250000 --eps-anneal-frac 0.2 --eval-interval 5 --eval-episodes 200 --padded-sampling none $extra
+      --total-timesteps 250000 --eps-anneal-steps 6250 --eval-interval 5 --eval-episodes 200 --padded-sampling none $extra
     report ${tag}frozenlake_$enc
   fi
   if [[ $what == keydoor || $what == all ]]; then
     run keydoor keydoor_$enc -- \
       --env-id envs:DarkKeyDoor-5x5-v0 --traj-encoder $enc --exploration bilevel --bilevel-horizon 200 \
       --reward-multiplier 100 --max-seq-len 100 --traj-save-len 200 --num-envs 64 --timesteps-per-epoch 200 \
-      --total-timesteps 2000000 --eps-anneal-frac 0.25 --eval-interval 5 --eval-episodes 64 --padded-sampling none $extra
+      --total-timesteps 2000000 --eps-anneal-steps 7812 --eval-interval 5 --eval-episodes 64 --padded-sampling none $extra
     report ${tag}keydoor_$enc
   fi
 done
@@ -76,7 +76,7 @@ if [[ $what == tmaze_h100 ]]; then
   run tmaze_h100 tmaze_h100_transformer --target 0.95 --stop-at-target -- \
     --env-id envs:TMazePassive-H100-v0 --traj-encoder transformer --exploration envs.tmaze:TMazeEpsilonGreedy --train-greedy \
     --reward-multiplier 100 --gamma 0.9999 --max-seq-len 101 --traj-save-len 101 --timesteps-per-epoch 101 \
-    --batches-per-epoch 100 --total-timesteps 200000 --eps-anneal-frac 0.2 --eps-end 0.01 \
+    --batches-per-epoch 100 --total-timesteps 200000 --eps-anneal-steps 5000 --eps-end 0.01 \
     --eval-interval 5 --eval-episodes 200 --padded-sampling none $extra
   report ${tag}tmaze_h100_transformer
 fi
@@ -86,7 +86,7 @@ if [[ $what == tmaze_h500 ]]; then
   run tmaze_h500 tmaze_h500_transformer --target 0.95 --stop-at-target -- \
     --env-id envs:TMazePassive-H500-v0 --traj-encoder transformer --exploration envs.tmaze:TMazeEpsilonGreedy --train-greedy \
     --reward-multiplier 100 --gamma 0.9999 --max-seq-len 501 --traj-save-len 501 --timesteps-per-epoch 501 \
-    --batch-size 8 --batches-per-epoch 100 --total-timesteps 600000 --eps-anneal-frac 0.2 --eps-end 0.01 \
+    --batch-size 8 --batches-per-epoch 100 --total-timesteps 600000 --eps-anneal-steps 15000 --eps-end 0.01 \
     --eval-interval 5 --eval-episodes 200 --padded-sampling none $extra
   report ${tag}tmaze_h500_transformer
 fi

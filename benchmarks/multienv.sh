@@ -14,5 +14,5 @@ ids=envs:MultiScaleBandit-x1-v0,envs:MultiScaleBandit-x10-v0,envs:MultiScaleBand
 python benchmarks/run.py --minutes "${MINUTES:-25}" --script amago_multitask.py --recipe ${tag}multienv \
   --name ${tag}multienv_amago2_s1 --per-env success ${OVERWRITE:+--overwrite} -- \
   --env-id $ids --traj-encoder transformer --seed 1 --max-seq-len 8 --traj-save-len 8 --timesteps-per-epoch 24 \
-  --batches-per-epoch 48 --total-timesteps 200000 --eps-anneal-frac 0.1 --critic-hidden 64 --eval-interval 10 \
+  --batches-per-epoch 48 --total-timesteps 200000 --eps-anneal-steps 2500 --critic-hidden 64 --eval-interval 10 \
   --eval-episodes 96

@@ -52,7 +52,7 @@ EOF
 }
 
 common="--env-id envs:MultiScaleBandit-v0 --traj-encoder transformer --seed $seed --max-seq-len 8 --traj-save-len 8 \
-  --timesteps-per-epoch 24 --batches-per-epoch 48 --total-timesteps 200000 --eps-anneal-frac 0.1 --critic-hidden 64 \
+  --timesteps-per-epoch 24 --batches-per-epoch 48 --total-timesteps 200000 --eps-anneal-steps 2500 --critic-hidden 64 \
   --eval-interval 10 --eval-episodes 96 --padded-sampling none"
 run() { python benchmarks/run.py --minutes "$minutes" --script $1 --recipe ${tag}multitask --name ${tag}multitask_$2_s$seed $over -- $common $extra; }
 run amago_multitask.py amago2 &

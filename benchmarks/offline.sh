@@ -18,7 +18,7 @@ R=offline_cartpole
 OUT=benchmarks/out
 export OMP_NUM_THREADS=1
 FLAGS="--env-id CartPole-v1 --traj-encoder transformer --seed 1 --num-envs 32 --eval-interval 5 --anneal-lr
-  --learning-rate 1e-3 --pos-emb learned --max-time-idx 1 --total-timesteps 921600 --eps-anneal-frac 0.05
+  --learning-rate 1e-3 --pos-emb learned --max-time-idx 1 --total-timesteps 921600 --eps-anneal-steps 1440
   --batch-size 8 --n-layers 1 --critic-hidden 64 --actor-hidden 64 --tstep-hidden 64 --d-ff 128"
 data=$PWD/$OUT/${R}_data/protected
 over=${OVERWRITE:+--overwrite}  # OVERWRITE=1 replaces recorded results

@@ -32,7 +32,7 @@ for enc in transformer ff; do
       --env-id envs:PixelTMaze-v0 --traj-encoder $enc --tstep-encoder cnn --cnn nature --cnn-channels 8 16 \
       --cnn-kernels 3 3 --cnn-strides 2 2 --exploration envs.tmaze:TMazeEpsilonGreedy --train-greedy \
       --reward-multiplier 100 --gamma 0.9999 --max-seq-len 11 --traj-save-len 11 --timesteps-per-epoch 11 \
-      --batches-per-epoch 50 --total-timesteps 60000 --eps-anneal-frac 0.2 --eps-end 0.01 \
+      --batches-per-epoch 50 --total-timesteps 60000 --eps-anneal-steps 1500 --eps-end 0.01 \
       --eval-interval 20 --eval-episodes 400 --padded-sampling none $extra
     report ${tag}pixel_tmaze_$enc
   fi

@@ -7,7 +7,7 @@
 #             window is a full episode from its first card: the answer is always in context (pure recall).
 #   AMAGO's structure and the scripts' CPU defaults otherwise (lr 6e-4, reward multiplier 10, tau 0.003; the reference's POPGym
 #   example: lr 1e-4, multiplier 100, tau 0.0025, which learned 4x slower on LunarLander at these sizes).
-#   --total-timesteps 200000 sets the exploration anneal (10%: 20k steps); 90 min ends the run first.
+#   --eps-anneal-steps 2500: exploration anneals over 20k env steps (8 actors); 90 min ends the run first.
 # Run: popgym_transformer, recorded in benchmarks/results/popgym/. A rerun never replaces it: OVERWRITE=1 does,
 # TAG=check_ writes under the recipe check_popgym instead.
 # Usage: bash benchmarks/popgym.sh
@@ -19,4 +19,4 @@ tag=${TAG:-}  # prefix of the recipe and run names
 python benchmarks/run.py --minutes "${MINUTES:-90}" --recipe ${tag}popgym --name ${tag}popgym_transformer \
   ${OVERWRITE:+--overwrite} --target 0.9 --stop-at-target -- \
   --env-id envs:PopGym-RepeatPreviousEasy-v0 --traj-encoder transformer --max-seq-len 64 --total-timesteps 200000 \
-  --eval-interval 2 --eval-episodes 100 --padded-sampling none
+  --eps-anneal-steps 2500 --eval-interval 2 --eval-episodes 100 --padded-sampling none

@@ -20,7 +20,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from amago_agent import make_vec_env  # noqa: E402
-from common.amago_env import resolve_env_id  # noqa: E402
+from common.args import resolve_env_id  # noqa: E402
 from common.evaluate import evaluate  # noqa: E402
 from common.logs import eval_metrics  # noqa: E402
 

@@ -24,7 +24,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import amago_agent as amago  # noqa: E402
-from common.batch import collate  # noqa: E402
+from amago_agent import collate  # noqa: E402
+from common.args import resolve_env_id  # noqa: E402
 
 
 def fake_batch(agent, obs_space, B, L):
@@ -177,7 +178,7 @@ def main():
 
     for enc in a.encoders:
         args = with_overrides(amago.Args(env_id=a.env_id, traj_encoder=enc), a.set)
-        env_id = amago.resolve_env_id(args.env_id)
+        env_id = resolve_env_id(args.env_id)
         envs = amago.make_vec_env(env_id, args.num_envs, "sync", args.seed)
         agent = amago.Agent(args, envs.single_observation_space["obs"], envs.single_action_space)
         opt = torch.optim.AdamW(

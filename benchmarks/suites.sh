@@ -29,16 +29,16 @@ babyai_easy)
   baseline suites_babyai_easy envs:BabyAI-MT-Easy-v0 --episodes 1000
   cpu suites_babyai_easy suites_babyai_easy 30 --script amago_multitask.py -- \
     --env-id envs:BabyAI-MT-Easy-v0 --traj-encoder transformer --max-seq-len 32 --total-timesteps 100000 \
-    --eval-interval 2 --eval-episodes 48 ;;
+    --eps-anneal-steps 1250 --eval-interval 2 --eval-episodes 48 ;;
 dmc_cheetah_cpu)  # Box actions: the critic at width 64 (as the pendulum recipe), noise annealed over 30k steps
   baseline suites_dmc_cheetah_cpu envs:DMC-cheetah-run-v0
   cpu suites_dmc_cheetah_cpu suites_dmc_cheetah_cpu 25 -- --env-id envs:DMC-cheetah-run-v0 --traj-encoder transformer \
-    --total-timesteps 100000 --eps-anneal-frac 0.3 --critic-hidden 64 --eval-interval 5 --eval-episodes 8 ;;
+    --total-timesteps 100000 --eps-anneal-steps 3750 --critic-hidden 64 --eval-interval 5 --eval-episodes 8 ;;
 metaworld_reach_cpu)  # the goal is found from the dense reward within the 32-step context; ff sees one reward back
   baseline suites_metaworld_reach_cpu envs:MetaWorld-ML1-reach-v0
   for enc in transformer ff; do
     cpu suites_metaworld_reach_cpu suites_metaworld_reach_cpu_$enc 25 -- --env-id envs:MetaWorld-ML1-reach-v0 \
-      --traj-encoder $enc --total-timesteps 100000 --eps-anneal-frac 0.3 --critic-hidden 64 --eval-interval 5 \
+      --traj-encoder $enc --total-timesteps 100000 --eps-anneal-steps 3750 --critic-hidden 64 --eval-interval 5 \
       --eval-episodes 8 &
   done
   wait ;;
@@ -46,7 +46,7 @@ xland_cpu)  # 800 env steps and 200 updates per epoch, as the other CPU runs
   baseline suites_xland_cpu envs:XLand-Trivial-R1-9x9-v0 --env-mode already_vectorized --num-envs 32
   cpu suites_xland_cpu suites_xland_cpu 25 -- --env-id envs:XLand-Trivial-R1-9x9-v0 --env-mode already_vectorized \
     --num-envs 32 --traj-encoder transformer --max-seq-len 64 --timesteps-per-epoch 25 --total-timesteps 1000000 \
-    --eps-anneal-frac 0.1 --eval-interval 5 --eval-episodes 32 ;;
+    --eps-anneal-steps 3125 --eval-interval 5 --eval-episodes 32 ;;
 smoke)  # 8 actors (xland: 32 in one jax env), d_model 64, 2 layers, max_seq_len 32; short epochs, no evaluation
   small="--max-seq-len 32 --traj-save-len 64 --timesteps-per-epoch 50 --batches-per-epoch 20 --eval-interval 1000000"
   for spec in "metaworld envs:MetaWorld-ML1-reach-v0" "babyai envs:BabyAI-MT-v0" \
@@ -60,27 +60,27 @@ smoke)  # 8 actors (xland: 32 in one jax env), d_model 64, 2 layers, max_seq_len
 metaworld)  # ML1 reach, 3 attempts of 500 steps per goal; the whole rollout in context
   python benchmarks/run.py --minutes 600 --script amago_multitask.py --recipe suites_metaworld_ml1_reach --name suites_metaworld_ml1_reach -- \
     --env-id envs:MetaWorld-ML1-reach-v0 --traj-encoder transformer --max-seq-len 256 --num-envs 24 \
-    --d-model 256 --n-layers 3 --total-timesteps 10000000 --eval-interval 10 --eval-episodes 24 ;;
+    --d-model 256 --n-layers 3 --total-timesteps 10000000 --eps-anneal-steps 41666 --eval-interval 10 --eval-episodes 24 ;;
 babyai)  # seven levels, rooms / doors / keys
   python benchmarks/run.py --minutes 600 --script amago_multitask.py --recipe suites_babyai_mt --name suites_babyai_mt -- \
     --env-id envs:BabyAI-MT-v0 --traj-encoder transformer --max-seq-len 256 --num-envs 24 --d-model 256 \
-    --n-layers 3 --total-timesteps 20000000 --eval-interval 10 --eval-episodes 96 ;;
+    --n-layers 3 --total-timesteps 20000000 --eps-anneal-steps 83333 --eval-interval 10 --eval-episodes 96 ;;
 atari)  # five games, one network, unclipped rewards
   python benchmarks/run.py --minutes 600 --script amago_multitask.py --recipe suites_atari_multigame --name suites_atari_multigame -- \
     --env-id envs:Atari-MultiGame-v0 --tstep-encoder cnn --cnn impala --traj-encoder transformer --max-seq-len 64 \
-    --num-envs 30 --d-model 256 --n-layers 3 --total-timesteps 50000000 --eval-interval 20 --eval-episodes 30 ;;
+    --num-envs 30 --d-model 256 --n-layers 3 --total-timesteps 50000000 --eps-anneal-steps 166666 --eval-interval 20 --eval-episodes 30 ;;
 procgen)  # two attempts per level, memory mode
   python benchmarks/run.py --minutes 600 --script amago_multitask.py --recipe suites_procgen_memory --name suites_procgen_memory -- \
     --env-id envs:Procgen-Memory-TwoShot-v0 --tstep-encoder cnn --cnn impala --traj-encoder transformer \
-    --max-seq-len 256 --num-envs 24 --d-model 256 --n-layers 3 --total-timesteps 50000000 --eval-interval 20 ;;
+    --max-seq-len 256 --num-envs 24 --d-model 256 --n-layers 3 --total-timesteps 50000000 --eps-anneal-steps 208333 --eval-interval 20 ;;
 xland)  # 4 attempts per hidden ruleset, 512 actors in one jax call
   python benchmarks/run.py --minutes 600 --recipe suites_xland_trivial --name suites_xland_trivial -- \
     --env-id envs:XLand-Trivial-R1-9x9-v0 --env-mode already_vectorized --num-envs 512 --traj-encoder transformer \
-    --max-seq-len 512 --d-model 256 --n-layers 3 --total-timesteps 100000000 --eval-interval 10 ;;
+    --max-seq-len 512 --d-model 256 --n-layers 3 --total-timesteps 100000000 --eps-anneal-steps 19531 --eval-interval 10 ;;
 dmc)  # cheetah run, 1,000-step episodes
   python benchmarks/run.py --minutes 600 --recipe suites_dmc_cheetah_run --name suites_dmc_cheetah_run -- \
     --env-id envs:DMC-cheetah-run-v0 --traj-encoder transformer --max-seq-len 64 --num-envs 16 \
-    --total-timesteps 3000000 --eval-interval 10 --eval-episodes 16 ;;
+    --total-timesteps 3000000 --eps-anneal-steps 18750 --eval-interval 10 --eval-episodes 16 ;;
 *) echo "SUITE must be one of: babyai_easy dmc_cheetah_cpu metaworld_reach_cpu xland_cpu smoke (CPU), metaworld babyai atari \
 procgen xland dmc (GPU), got '${SUITE:-}'" >&2; exit 2 ;;
 esac

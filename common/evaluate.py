@@ -1,13 +1,20 @@
 """Evaluation: run the policy in the eval envs for a number of episodes, and collect their returns, env names and the
-metrics each env reports at an episode's end (info keys that start with LOG_PREFIX)."""
+metrics each env reports at an episode's end (info keys that start with LOG_PREFIX); helpers for batched observation
+dicts (one actor's slice, torch tensors)."""
 
 import math
 
 import numpy as np
 import torch
 
-from common.amago_env import LOG_PREFIX
 from common.guards import check_eval_ended
+
+LOG_PREFIX = "AMAGO_LOG_METRIC"  # envs report extra eval metrics as info[f"{LOG_PREFIX} success"] etc.
+
+
+def index_obs(obs, i):
+    """Actor i's slice of a (nested) batched observation dict."""
+    return {k: index_obs(v, i) for k, v in obs.items()} if isinstance(obs, dict) else obs[i]
 
 
 def obs_to_torch(obs, device):  # a wrapped observation -> (obs {key: tensor}, rl2, time) on the device

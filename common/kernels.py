@@ -18,15 +18,15 @@ def load_kernel(module, name):
     return _loaded[module, name]
 
 
-def flash_attention(q, k, v, window=None):
-    """q, k, v: (B, H, L, E) -> causal attention (B, H, L, E), each query over its last `window` keys incl. itself
+def flash_attention(q, k, v, window_size=None):
+    """q, k, v: (B, H, L, E) -> causal attention (B, H, L, E), each query over its last `window_size` keys incl. itself
     (None: all), through flash-attn; None when it cannot run (not installed, not CUDA, not half precision)."""
     if not (q.is_cuda and q.dtype in (torch.float16, torch.bfloat16)):
         return None
     kernel = load_kernel("flash_attn", "flash_attn_func")
     if kernel is None:
         return None
-    left = -1 if window is None else window - 1  # window_size = (keys to the left, keys to the right), -1: all
+    left = -1 if window_size is None else window_size - 1  # flash-attn's window: (keys left, keys right), -1: all
     out = kernel(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), causal=True, window_size=(left, 0))
     return out.transpose(1, 2)  # flash-attn works in (B, L, H, E)
 

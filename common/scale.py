@@ -1,79 +1,18 @@
-"""Scaling a run out: its flags (roles, offline / online phases, evaluate-only, several envs, gradient accumulation),
-the latest policy weights that a learner hands to collector processes through a file, and evaluate-only's recording
-of episodes as trajectory files. `python -m common.launch` starts a learner and its collectors in one command."""
+"""Scaling a run out: the learner / collector roles' claim on a buffer, the latest policy weights that a learner hands
+to collector processes through a file, and evaluate-only's recording of episodes as trajectory files. The roles' flags
+are the script's own (`Args`); `python -m common.launch` starts a learner and its collectors in one command."""
 
 import json
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Optional
 
-import gymnasium as gym
 import numpy as np
 import torch
 
-from common.amago_env import AmagoEnv, index_obs
-from common.evaluate import evaluate
+from common.evaluate import evaluate, index_obs
 from common.logs import eval_metrics
-from common.rundir import claim_run, signature
-
-
-@dataclass
-class ScaleArgs:
-    mode: Literal["both", "collect", "learn"] = "both"
-    """both: collect, train, evaluate in one process; learn: train on the buffer only; collect: rollouts only"""
-    start_learning_at_epoch: int = 0
-    """no updates before this epoch (a warm-up of the buffer)"""
-    start_collecting_at_epoch: int = 0
-    """no rollouts before this epoch (a large value: fully offline, from the files already in the buffer)"""
-    dset_name: Optional[str] = None
-    """the buffer folder under --buffer-dir (default: the run name): train on another run's buffer"""
-    eval_env_id: Optional[str] = None
-    """the evaluation env ids, comma-separated (default: --env-id's)"""
-    eval_only: bool = False
-    """if toggled, evaluate runs/{run_name}/checkpoint.pt (or --load-from), print the metrics as JSON, and exit"""
-    load_from: Optional[str] = None
-    """--eval-only: the weights to evaluate (a checkpoint.pt, policy_latest.pt or .cleanrl_model file)"""
-    save_trajs_to: Optional[str] = None
-    """--eval-only: write the evaluation episodes as trajectory files into this folder (e.g. buffers/RUN/protected)"""
-    batches_per_update: int = 1
-    """gradient accumulation: each update averages the gradients of this many batches (one step on k*batch_size)"""
-
-
-def check_scale_args(args):
-    for name in "start_learning_at_epoch start_collecting_at_epoch".split():
-        if getattr(args, name) < 0:
-            raise ValueError(f"--{name.replace('_', '-')} must be >= 0, got {getattr(args, name)}")
-    if args.batches_per_update < 1:
-        raise ValueError(f"--batches-per-update must be >= 1, got {args.batches_per_update}")
-    if (args.load_from or args.save_trajs_to) and not args.eval_only:
-        raise ValueError("--load-from and --save-trajs-to go with --eval-only")
-    if args.eval_only and args.mode != "both":
-        raise ValueError(f"--eval-only evaluates in one process: leave --mode at both (got {args.mode})")
-    if args.env_mode == "already_vectorized" and "," in args.env_id + (args.eval_env_id or ""):
-        raise ValueError(f"--env-mode already_vectorized takes one env id, got {args.env_id!r} / {args.eval_env_id!r}")
-
-
-def resolve_env_ids(args, resolve_env_id):
-    """--env-id and --eval-env-id: comma-separated ids (actors take them round-robin), each resolved like one id. All
-    envs of a run share one agent and one buffer, so their observation and action spaces must match (kind, shape,
-    dtype, as a buffer's spec.json records them)."""
-    train = [resolve_env_id(e.strip()) for e in args.env_id.split(",")]
-    val = [resolve_env_id(e.strip()) for e in (args.eval_env_id or args.env_id).split(",")]
-    ids = list(dict.fromkeys(train + val))
-    if len(ids) > 1:
-        spaces = {}
-        for env_id in ids:
-            env = AmagoEnv(gym.make(env_id), env_name=env_id)
-            spaces[env_id] = (signature(env.observation_space["obs"]), signature(env.action_space))
-            env.close()
-            if spaces[env_id] != spaces[ids[0]]:
-                raise ValueError(
-                    f"envs {ids[0]} and {env_id} differ in their spaces ({spaces[ids[0]]} vs {spaces[env_id]}): "
-                    "the envs of one run (--env-id, --eval-env-id) must share observation and action spaces"
-                )
-    return ",".join(val if args.eval_only else train), ",".join(val)  # --eval-only: the "training" envs record video
+from common.rundir import claim_run
 
 
 def claim(args, buffer_root, ckpt_path):
@@ -85,23 +24,23 @@ def claim(args, buffer_root, ckpt_path):
 
 
 # --------------------------------------- latest weights: learner -> collectors ----------------------------------------
-def save_latest(path, agent, counters, mode, write=True):
+def save_latest(path, agent, updates):
     """The learner's current weights and update count, written atomically (temp file, fsync, rename): a collector
-    never reads half a file. Returns the run's env steps: a learner that does not collect (--mode learn) counts its
-    collectors' steps, which each reports in {run_dir}/collectors/ (every rank does, so that all log at that step;
-    write=False: the other ranks of a multi-process learner, which only count)."""
+    never reads half a file."""
     path = Path(path)
-    if write:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        with open(tmp, "wb") as f:
-            torch.save({"agent": agent.state_dict(), "updates": counters["updates"]}, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    if mode != "learn":
-        return counters["global_step"]
-    reports = path.parent / "collectors"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as f:
+        torch.save({"agent": agent.state_dict(), "updates": updates}, f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def collector_steps(run_dir):
+    """The env steps of a run's collectors, which each reports in {run_dir}/collectors/: a learner that does not
+    collect (--mode learn) logs at that step (every rank, so that all log alike)."""
+    reports = Path(run_dir) / "collectors"
     return sum(json.loads(p.read_text())["global_step"] for p in reports.glob("*.json")) if reports.is_dir() else 0
 
 

@@ -30,7 +30,7 @@ def naive_window_attention(q, k, v, w):
 def test_sliding_window_attention_equals_naive_loop_and_differs_from_full():
     torch.manual_seed(0)
     q, k, v = torch.randn(3, 3, 2, 20, 8).unbind(0)  # L = 20 > w = 5
-    windowed = amago.attention(q, k, v, window=5)
+    windowed = amago.attention(q, k, v, window_size=5)
     torch.testing.assert_close(windowed, naive_window_attention(q, k, v, 5), atol=1e-5, rtol=0)
     full = amago.attention(q, k, v)
     torch.testing.assert_close(full, naive_window_attention(q, k, v, 20), atol=1e-5, rtol=0)
@@ -51,7 +51,7 @@ def test_windowed_transformer_equals_naive_per_query_loop():
             q, k, v = layer.split_heads(layer.norm1(h))
             h = layer.mlp_block(h, naive_window_attention(q, k, v, 4))
         ref = enc.out_norm(h)
-        full = enc(x, time, window=20)
+        full = enc(x, time, window_size=20)
     torch.testing.assert_close(out, ref, atol=1e-5, rtol=0)
     assert (out[:, 4:] - full[:, 4:]).abs().max() > 1e-3  # the window really drops old steps
 

@@ -93,9 +93,8 @@ def test_compare_reference_sizes_match_the_reference_parameter_counts():
     import tyro
 
     import amago_agent as amago
-    from common.amago_env import amago_spaces
 
-    _, act, obs = amago_spaces(gym.spaces.Box(-1, 1, (8,)), gym.spaces.Discrete(4))  # LunarLander's spaces
+    _, act, obs = amago.amago_spaces(gym.spaces.Box(-1, 1, (8,)), gym.spaces.Discrete(4))  # LunarLander's spaces
     expected = {"update_small": 274_084, "update_paper": 3_536_560, "update_gru": 223_116, "ctx_L1024": 274_084}
     for bench, n in expected.items():
         args = tyro.cli(amago.Args, args=["--env-id", cr.ENV_ID, *cr.our_flags(*cr.BENCHES[bench])])

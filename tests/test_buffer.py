@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import amago_agent as amago
-from common.batch import collate
+from amago_agent import collate
 
 
 def fake_obs(t, A=3):

@@ -6,24 +6,25 @@ import numpy as np
 import pytest
 
 import amago_agent as amago
+from common.args import resolve_env_id
 from tests.dummy_envs import CountingEnv
 
 
 def test_old_lunarlander_id_resolves_to_newest(capsys):
-    assert amago.resolve_env_id("LunarLander-v2") == "LunarLander-v3"
+    assert resolve_env_id("LunarLander-v2") == "LunarLander-v3"
     assert "using LunarLander-v3" in capsys.readouterr().out
-    assert amago.resolve_env_id("CartPole-v1") == "CartPole-v1"
-    assert amago.resolve_env_id("CartPole-v0") == "CartPole-v0"  # an old version that still exists is kept
-    assert amago.resolve_env_id("CartPole") == "CartPole-v1"
+    assert resolve_env_id("CartPole-v1") == "CartPole-v1"
+    assert resolve_env_id("CartPole-v0") == "CartPole-v0"  # an old version that still exists is kept
+    assert resolve_env_id("CartPole") == "CartPole-v1"
 
 
 def test_module_colon_id_imports_the_module():
-    assert amago.resolve_env_id("tests.dummy_envs:DummyBox-v0") == "DummyBox-v0"
+    assert resolve_env_id("tests.dummy_envs:DummyBox-v0") == "DummyBox-v0"
 
 
 def test_unknown_id_gives_clear_error():
     with pytest.raises(gym.error.Error, match="NotAnEnv-v0"):
-        amago.resolve_env_id("NotAnEnv-v0")
+        resolve_env_id("NotAnEnv-v0")
 
 
 def test_rl2_and_time_alignment_through_vector_env():

@@ -83,3 +83,20 @@ def test_train_greedy_makes_training_rollouts_deterministic(tmp_path):
     assert all(len(s) <= 1 for s in greedy.values())
     sampled = actions_by_goal()
     assert any(len(s) > 1 for s in sampled.values())
+
+
+def test_a_collector_anneals_like_one_process():
+    """A collector started to run until its learner ends (a huge --total-timesteps, as common.launch's help suggests)
+    has, after N vector steps, the epsilon of a single process after N steps: the schedule counts each actor's env
+    steps (--eps-anneal-steps), not a fraction of the run's length."""
+    envs = gym.vector.SyncVectorEnv([lambda: gym.make("CartPole-v1")] * 4)
+    one = amago.make_exploration(amago.Args(num_envs=4), envs)
+    collector = amago.make_exploration(amago.Args(num_envs=4, mode="collect", total_timesteps=10**12), envs)
+    actions = np.zeros(4, int)
+    for n in range(1, 20_001):
+        one(actions, np.zeros(4))
+        collector(actions, np.zeros(4))
+        if n in (1, 1_000, 6_250, 12_500, 20_000):
+            s1, s2 = one.schedule(one.eps_start, one.eps_end), collector.schedule(one.eps_start, one.eps_end)
+            assert s1 == s2, (n, s1, s2)
+    assert s1 == 0.05  # annealed after --eps-anneal-steps 12,500 steps per actor

@@ -21,6 +21,7 @@ from conftest import MULTITASK_SCRIPT, ROOT, SCRIPT, TINY_RUN, flags, make_agent
 
 import amago_agent  # noqa: E402
 import amago_multitask  # noqa: E402
+from common.args import resolve_env_id  # noqa: E402
 from common.guards import FileCache  # noqa: E402
 from common.logs import read_scalars  # noqa: E402
 from common.rundir import claim_run  # noqa: E402
@@ -285,9 +286,9 @@ def test_files_deleted_by_the_fifo_are_dropped_silently(tmp_path):
 
 def test_bad_env_module_and_misspelled_id_name_the_flag():
     with pytest.raises(ValueError, match="--env-id no_such_pkg.envs:Foo-v0: cannot import 'no_such_pkg.envs'"):
-        amago_agent.resolve_env_id("no_such_pkg.envs:Foo-v0")
+        resolve_env_id("no_such_pkg.envs:Foo-v0")
     with pytest.raises(gym.error.NameNotFound, match="--env-id 'CartPol-v1': .*Did you mean: `CartPole`"):
-        amago_multitask.resolve_env_id("CartPol-v1")
+        resolve_env_id("CartPol-v1")
 
 
 def test_unwritable_buffer_dir_names_the_flag(tmp_path):

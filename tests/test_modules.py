@@ -33,7 +33,7 @@ for m in {modules!r}:
 print(sorted(m for m in sys.modules if m.startswith("amago")))"""
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert "common.amago_env" in modules and "envs.tmaze" in modules
+    assert "common.scale" in modules and "envs.tmaze" in modules
     assert out.stdout.strip() == "[]"
 
 

@@ -8,7 +8,7 @@ import torch
 from conftest import SMALL
 
 import amago_agent as amago
-from common.batch import collate
+from amago_agent import collate
 from tests.dummy_envs import BitsEnv
 
 

@@ -10,7 +10,7 @@ import torch
 from conftest import same
 
 import amago_agent as amago
-from common.batch import collate
+from amago_agent import collate
 from envs.mazerunner import MazeRunner, relabel, relabel_all, relabel_some
 
 

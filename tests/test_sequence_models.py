@@ -68,7 +68,7 @@ def test_cached_rollout_equals_full_forward(kind):
             bounds = [-1] + ends[i] + [steps - 1]
             for lo, hi in zip(bounds[:-1], bounds[1:]):
                 seg = slice(lo + 1, hi + 1)
-                kwargs = {"window": enc.window} if kind.startswith("transformer") else {}  # the cache's span
+                kwargs = {"window_size": enc.cache_len} if kind.startswith("transformer") else {}  # the cache's span
                 full = enc(x[i : i + 1, seg], time[i : i + 1, seg], **kwargs)
                 worst = max(worst, (full[0] - rollout[i, seg]).abs().max().item())
     assert worst < 1e-5, f"{kind}: cached rollout differs from the full forward by {worst}"
@@ -80,7 +80,7 @@ def test_transformer_window_matters():
     enc = make_encoder("transformer")
     x, time = torch.randn(1, 30, D_IN), torch.arange(30).unsqueeze(0)
     with torch.no_grad():
-        windowed, full = enc(x, time, window=MAX_SEQ_LEN), enc(x, time)
+        windowed, full = enc(x, time, window_size=MAX_SEQ_LEN), enc(x, time)
     assert torch.allclose(windowed[:, :MAX_SEQ_LEN], full[:, :MAX_SEQ_LEN], atol=1e-6)
     assert (windowed[:, MAX_SEQ_LEN:] - full[:, MAX_SEQ_LEN:]).abs().max() > 1e-3
 

@@ -54,16 +54,33 @@ def test_bad_encoder_choices_are_clear_errors():
     vec = gym.spaces.Dict({"observation": gym.spaces.Box(-1, 1, (4,), np.float32)})
     with pytest.raises(ValueError, match="--tstep-encoder 'cnn'.*needs an image key"):
         amago.make_tstep_encoder(amago.Args(tstep_encoder="cnn"), vec, 3)
+    with pytest.raises(ValueError, match=r"a 12x12 image is too small for --cnn nature.*the defaults run from 15x15"):
+        amago.make_tstep_encoder(amago.Args(), gym.spaces.Dict({"im": image((12, 12, 3))}), 3)
     pix = gym.spaces.Dict({"im": image((24, 24, 3))})
-    with pytest.raises(ValueError, match=r"a 24x24 image is too small for --cnn nature"):
-        amago.make_tstep_encoder(amago.Args(), pix, 3)  # DQN's kernels and strides want 84x84
     with pytest.raises(ValueError, match=r"one entry per conv layer"):
-        amago.make_tstep_encoder(amago.Args(cnn_channels=(8, 16)), pix, 3)
+        amago.make_tstep_encoder(amago.Args(cnn_channels=(8, 16), cnn_kernels=(3, 3, 3)), pix, 3)
     with pytest.raises(ValueError, match=r"divisible by 4.*\(6, 8\)"):
         amago.make_tstep_encoder(amago.Args(cnn="impala", cnn_channels=(6, 8)), pix, 3)
     with pytest.raises(ValueError, match=r"--aug-frac must lie in \[0, 1\].*got 1.5"):
         amago.make_tstep_encoder(small_args("impala", aug_frac=1.5), pix, 3)
     assert isinstance(amago.make_tstep_encoder(amago.Args(tstep_encoder="ff"), pix, 3), amago.TstepEncoder)  # flattens
+
+
+@pytest.mark.parametrize("side", [16, 24, 64, 84])
+def test_the_default_cnn_fits_the_frame(side):
+    """With no CNN flags, any frame from 16x16 up runs; from 36 pixels up it is DQN's stack, so 84x84 frames get the
+    reference's Nature CNN exactly: (8, 4, 3) kernels, (4, 2, 1) strides, 32/64/64 channels, a 7x7 map."""
+    enc = amago.make_tstep_encoder(
+        amago.Args(tstep_hidden=16, tstep_dim=16), gym.spaces.Dict({"im": image((side, side, 3))}), 3
+    )
+    convs = [m for m in enc.cnns[0] if isinstance(m, torch.nn.Conv2d)]
+    sizes = [(c.out_channels, c.kernel_size[0], c.stride[0]) for c in convs]
+    assert sizes == ([(32, 8, 4), (64, 4, 2), (64, 3, 1)] if side >= 36 else [(32, 3, 2), (64, 3, 2), (64, 3, 1)])
+    out = enc.cnns[0](torch.zeros(1, 3, side, side))
+    if side == 84:
+        assert out.shape == (1, 64, 7, 7)
+    img = torch.randint(0, 256, (2, 3, side, side, 3), dtype=torch.uint8)
+    assert enc({"im": img}, torch.zeros(2, 3, 3)).shape == (2, 3, 16)
 
 
 def shifted(frame, dy, dx, pad):

@@ -3,7 +3,7 @@
 Set up the reference once, in its own venv (AMAGO 3.3 wants gymnasium <= 0.29.1; ours runs on 1.x):
 
     python -m venv ~/amago-ref && . ~/amago-ref/bin/activate
-    pip install torch==2.13.0                      # first: never let pip resolve an unpinned torch (CUDA, GBs)
+    pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu   # first: the CPU build (PyPI's is CUDA, GBs)
     pip install gymnasium==0.29.1 box2d pygame     # the box2d wheel (gymnasium[box2d] builds box2d-py with swig)
     git clone https://github.com/UT-Austin-RPL/amago && git -C amago checkout 2d85600 && pip install -e amago
 

@@ -1,13 +1,18 @@
 """A learner and its collectors, on one buffer, in one command:
 
-    python -m common.launch --collectors 2 amago_agent.py --run-name r --env-id CartPole-v1 [flags]
+    python -m common.launch --collectors 1 --collector-flags "--total-timesteps 1000000000" \\
+        amago_agent.py --run-name r --env-id LunarLander-v2 [flags]
 
-starts 2 collectors (`amago_agent.py [flags] --mode collect`, seeds --seed+1000, --seed+2000, output in
-runs/r/collector{i}.log), then the learner (`--mode learn`, its output passes through), which waits until the buffer
-holds a file. Ctrl-C / SIGTERM go to every process (the learner saves its checkpoint); when the learner ends, the
-collectors get SIGTERM. --learner-cmd runs the learner through a multi-process launcher, e.g.
-"torchrun --nproc_per_node 2" or "accelerate launch --multi_gpu --num_processes 2". --resume goes to the learner only
-(a collector always starts afresh: it has no state worth keeping); --collector-flags go to the collectors only."""
+The launcher's own options (--collectors, --learner-cmd, --collector-flags) come before the script; everything after
+it goes to every process. This starts 1 collector (`amago_agent.py [flags] --mode collect`, seed --seed+1000; a
+second one gets --seed+2000; output in runs/r/collector{i}.log), then the learner (`--mode learn`, its output passes
+through), which waits until the buffer holds a file and trains for the epochs its --total-timesteps gives. A
+collector stops at its own --total-timesteps, after which the learner trains on a buffer that no longer grows: hence
+the collectors' large budget above, which they never reach, since they get SIGTERM when the learner ends. Ctrl-C /
+SIGTERM go to every process (the learner saves its checkpoint). One collector per free core: on 2 cores, one.
+--learner-cmd runs the learner through a multi-process launcher, e.g. "torchrun --nproc_per_node 2" or "accelerate
+launch --multi_gpu --num_processes 2". --resume goes to the learner only (a collector always starts afresh: it has no
+state worth keeping); --collector-flags go to the collectors only."""
 
 import argparse
 import os

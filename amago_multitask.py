@@ -44,7 +44,7 @@ from accelerate.utils import broadcast_object_list
 from tqdm import tqdm
 
 from common import AMAGO_CLEAN, scale  # noqa: F401 (AMAGO_CLEAN: an ImportError if another `common` shadows ours)
-from common.args import check_args, resolve_env_ids
+from common.args import check_args, resolve_env_ids, restore_flags, save_flags
 from common.batch import make_loader, to_device
 from common.checkpoint import load_checkpoint, save_checkpoint
 from common.evaluate import LOG_PREFIX, evaluate, index_obs, obs_to_torch
@@ -236,6 +236,8 @@ class Args:
     # Evaluation and checkpoints
     eval_interval: int = 10
     """evaluate every this many epochs (0: never)"""
+    eval_minutes: float = 5.0
+    """also evaluate once this many minutes have passed since the last one: long epochs still report early (0: off)"""
     # deviation: evaluation counts episodes (the reference: a step budget, in which only finished episodes count)
     eval_episodes: int = 20
     """episodes per evaluation (at least)"""
@@ -1512,7 +1514,10 @@ def make_exploration(args, envs):
 
 if __name__ == "__main__":
     args = tyro.cli(Args)
+    if args.resume and args.run_name:  # the run's saved flags (runs/NAME/flags.json), except those given here
+        args = restore_flags(args, Path("runs") / args.run_name, sys.argv[1:])
     check_args(args)
+    as_given = copy.copy(args)  # saved before env ids are resolved, so that a `module:Env` id still imports on resume
     args.env_id, args.eval_env_id = resolve_env_ids(args)  # comma-separated ids, resolved to registered ones
     accelerator = Accelerator(cpu=not (args.cuda and torch.cuda.is_available()), mixed_precision=args.mixed_precision)
     device, main_process = accelerator.device, accelerator.is_main_process  # `accelerate launch` runs one per GPU
@@ -1522,6 +1527,8 @@ if __name__ == "__main__":
     ckpt_path, buffer_root = run_dir / "checkpoint.pt", Path(args.buffer_dir) / (args.dset_name or run_name)
     # one learner per buffer, never a reused name without --resume (other ranks of one launch and collectors share it)
     lock = scale.claim(args, buffer_root, ckpt_path) if main_process and not args.eval_only else None
+    if lock is not None and args.mode != "collect":
+        save_flags(run_dir, as_given)  # --resume --run-name NAME restores them
     stop = StopSignals()  # Ctrl-C / SIGTERM: stop at the next step or update and save a checkpoint
     writer = make_writer(args, run_name, run_dir, accelerator.process_index)  # tensorboard (+ wandb: --track)
 
@@ -1571,6 +1578,7 @@ if __name__ == "__main__":
 
     # TRY NOT TO MODIFY: start the game
     start_time, start_step = time.time(), counters["global_step"]
+    last_eval = start_time
     obs, _ = envs.reset(seed=args.seed + counters["epoch"])
     for i in range(args.num_envs):
         trajs.start(i, index_obs(obs, i))
@@ -1652,7 +1660,13 @@ if __name__ == "__main__":
         for k, v in logs.items():
             writer.add_scalar(k, v, counters["global_step"])
 
-        if args.mode != "collect" and due(args.eval_interval, counters["epoch"], epochs):
+        on_clock = args.eval_minutes > 0 and time.time() - last_eval >= 60 * args.eval_minutes
+        if (
+            args.mode != "collect"
+            and args.eval_interval
+            and scale.agree(accelerator, due(args.eval_interval, counters["epoch"], epochs) or on_clock)
+        ):
+            last_eval = time.time()
             seed = args.seed + 10_000 + counters["epoch"] * args.num_envs  # same-seed runs see the same eval episodes
             ev = evaluate(policy, eval_envs, args.eval_episodes, args.eval_greedy, device, seed, args.eval_max_steps)
             ev = eval_metrics(*scale.gather_eval(accelerator, ev))  # the mean over all processes' episodes

@@ -1,7 +1,11 @@
 """The flags' checks that tyro's types cannot express (ranges, orderings, combinations), with errors that name the
-flag, and the resolution of env ids (`LunarLander-v2` -> the newest registered version, `pkg.module:Env` imports)."""
+flag; the resolution of env ids (`LunarLander-v2` -> the newest registered version, `pkg.module:Env` imports); and a
+run's saved flags, which `--resume --run-name NAME` restores."""
 
 import importlib
+import json
+import os
+from pathlib import Path
 
 import gymnasium as gym
 
@@ -98,3 +102,59 @@ def resolve_env_ids(args):
                     "the envs of one run (--env-id, --eval-env-id) must share observation and action spaces"
                 )
     return ",".join(val if args.eval_only else train), ",".join(val)  # --eval-only: the "training" envs record video
+
+
+# ---------------------------------------------- a run's flags, for --resume ----------------------------------------------
+FLAGS_FILE = "flags.json"  # in runs/<run_name>/
+# what a resumed run cannot change: its env, the shapes of its weights and buffer files, its discounts, its seeds, and
+# where its data lives. Any other flag given with --resume (run length, evaluation, logging, schedule) is applied.
+FIXED_ON_RESUME = set(
+    """env_id eval_env_id env_mode num_envs seed max_seq_len traj_encoder d_model n_layers n_heads d_ff window_size
+    pos_emb max_time_idx d_state tstep_encoder tstep_hidden tstep_dim cnn cnn_channels cnn_kernels cnn_strides
+    image_layout actor_hidden critic_hidden num_critics gamma multigammas hide_rl2 popart num_bins return_range
+    buffer_dir dset_name file_format exp_name""".split()
+)
+PER_INVOCATION = {"resume", "run_name", "eval_only", "load_from", "save_trajs_to", "mode"}  # never saved or restored
+
+
+def save_flags(run_dir, args):
+    """Writes the run's flags (as given, before env ids are resolved) to runs/<run>/flags.json, atomically."""
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    flags = {k: v for k, v in vars(args).items() if k not in PER_INVOCATION}
+    tmp = run_dir / f".{FLAGS_FILE}.{os.getpid()}.tmp"
+    tmp.write_text(json.dumps(flags, indent=1))
+    os.replace(tmp, run_dir / FLAGS_FILE)
+
+
+def given_flags(argv):
+    """The Args field names that a command line sets (`--name v`, `--name=v`, `--flag`, `--no-flag`)."""
+    names = {a[2:].split("=", 1)[0].replace("-", "_") for a in argv if a.startswith("--")}
+    return names | {n[3:] for n in names if n.startswith("no_")}
+
+
+def restore_flags(args, run_dir, argv):
+    """--resume --run-name NAME: every flag not given on the command line takes the run's saved value. A given flag
+    that differs from it is refused, naming both values, when it is FIXED_ON_RESUME, and applied with a note
+    otherwise. A run saved before flags.json existed keeps the flags given."""
+    path = Path(run_dir) / FLAGS_FILE
+    if not path.exists():
+        return args
+    saved, given = json.loads(path.read_text()), given_flags(argv)
+    canon = lambda name, v: ",".join(map(resolve_env_id, v.split(","))) if name.endswith("env_id") and v else v
+    for name, value in saved.items():
+        if not hasattr(args, name):
+            continue
+        value = tuple(value) if isinstance(value, list) else value
+        now = getattr(args, name)
+        if name not in given:
+            setattr(args, name, value)
+        elif canon(name, now) != canon(name, value):
+            flag = "--" + name.replace("_", "-")
+            if name in FIXED_ON_RESUME:
+                raise ValueError(
+                    f"--resume: {flag} {now} differs from run {Path(run_dir).name}'s {value} ({path}): a resumed run "
+                    f"keeps its env, model sizes, discounts and seed; leave {flag} out, or start a new --run-name"
+                )
+            print(f"note: --resume with {flag} {now} (the run had {value})")
+    return args

@@ -25,7 +25,13 @@ def obs_to_torch(obs, device):  # a wrapped observation -> (obs {key: tensor}, r
 @torch.no_grad()
 def evaluate(agent, envs, episodes, greedy, device, seed=None, max_steps=100_000):
     """Run every actor until it has finished its share of `episodes`, or for max_steps steps; returns (returns, env
-    names, metrics) of the finished episodes."""
+    names, metrics) of the finished episodes. torch's random state is restored afterwards, so that an evaluation
+    (sampled actions, or one more on a clock) never changes what training draws."""
+    with torch.random.fork_rng():
+        return _evaluate(agent, envs, episodes, greedy, device, seed, max_steps)
+
+
+def _evaluate(agent, envs, episodes, greedy, device, seed, max_steps):
     agent.eval()
     N = envs.num_envs
     per_env = math.ceil(episodes / N)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from accelerate.utils import broadcast_object_list
 
 from common.evaluate import evaluate, index_obs
 from common.logs import eval_metrics
@@ -112,6 +113,11 @@ def gather_eval(accelerator, ev):
 
     parts = gather_object([ev]) if accelerator.num_processes > 1 else [ev]
     return tuple(sum((list(p[i]) for p in parts), []) for i in range(3))
+
+
+def agree(accelerator, decision):
+    """Process 0's decision, on every process: a decision taken on a clock must not split a multi-process launch."""
+    return broadcast_object_list([decision])[0] if accelerator.num_processes > 1 else decision
 
 
 # --------------------------------------------------- evaluate-only ---------------------------------------------------

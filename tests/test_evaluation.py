@@ -22,3 +22,20 @@ def test_evaluate_reports_metrics_per_env_name():
     assert m["eval/a/return"] == 2.0 and m["eval/b/return"] == 15.0 and m["eval/return"] == 8.5  # names weigh equally
     assert m["eval/a/bottom_quintile_return"] == np.percentile([1, 2, 3], 20) and m["eval/a/success"] == 0.5
     assert agent.training and torch.is_grad_enabled()  # evaluation leaves the agent as it found it
+
+
+def test_evaluation_also_runs_on_a_clock(tmp_path):
+    """--eval-minutes: with epochs too long for --eval-interval to come round, an evaluation still comes once the
+    minutes have passed (here almost at once: every epoch); 0 leaves the epoch count alone (the last epoch only)."""
+    from conftest import run_script
+
+    from common.logs import read_scalars
+
+    counts = {}
+    for minutes in (0.0001, 0.0):
+        d = tmp_path / str(minutes)
+        d.mkdir()
+        run = dict(env_id="CartPole-v1", total_timesteps=128, timesteps_per_epoch=16, batches_per_epoch=2)
+        run_script(d, **run, eval_interval=1000, eval_minutes=minutes, num_workers=0, run_name="r")
+        counts[minutes] = len(read_scalars(d / "runs/r")["eval/return"])
+    assert counts == {0.0001: 4, 0.0: 1}  # 4 epochs of 2 actors x 16 steps

@@ -184,11 +184,16 @@ def test_reused_run_name_without_resume_is_refused(tmp_path, finished_run):
 
 
 def test_another_envs_data_is_kept_out_of_a_buffer(tmp_path, finished_run):
-    """--resume with another env id is refused before anything is written; the loader skips a foreign file."""
+    """--resume with another env id is refused before anything is written: by the run's saved flags, and without them
+    (a run from before they were saved) by the buffer's spec.json."""
     saved = copy_run(finished_run, tmp_path)
     out = run_script(tmp_path, check=False, **{**RUN, "env_id": "CartPole-v1", "resume": True})
+    assert out.returncode != 0 and "--resume: --env-id CartPole-v1 differs from run r's" in out.stderr
+    assert unchanged(saved)
+    (tmp_path / "runs/r/flags.json").unlink()
+    out = run_script(tmp_path, check=False, **{**RUN, "env_id": "CartPole-v1", "resume": True})
     assert out.returncode != 0 and "holds data of env FaultsRandomReturn-v0" in out.stderr
-    assert "this run's env is CartPole-v1" in out.stderr and unchanged(saved)
+    assert "this run's env is CartPole-v1" in out.stderr
 
 
 def test_loader_skips_files_of_other_shapes(tmp_path):

@@ -1,11 +1,15 @@
 """Checkpoints and resume: a resumed update is bit-identical to an uninterrupted one, a checkpoint write is atomic, a
 resumed run continues its counters and buffer, and the learning-rate schedule that follows the update count."""
 
+import subprocess
+import sys
+from pathlib import Path
+
 import gymnasium as gym
 import pytest
 import torch
 from accelerate import Accelerator
-from conftest import make_agent, random_batch, run_script
+from conftest import ROOT, SCRIPT, make_agent, random_batch, run_script
 
 import amago_agent as amago
 
@@ -78,6 +82,39 @@ def test_script_resume_continues_counters_and_buffer(tmp_path):
     state = torch.load(tmp_path / "runs/r/checkpoint.pt", weights_only=False)
     assert state["counters"] == {"epoch": 4, "global_step": 160, "updates": updates + 6, "frames": {"CartPole-v1": 160}}
     assert files_before <= set((tmp_path / "buffers/r/fifo").glob("*.npz"))  # the old data is still there
+
+
+def test_resume_from_the_name_alone_continues_bit_exactly(tmp_path):
+    """`--resume --run-name r` restores every flag from runs/r/flags.json: the continued run is bit-identical to one
+    resumed with all of its flags typed again. A safe flag (--total-timesteps) is applied; an architecture flag that
+    differs from the run's is refused, naming both values, before anything changes."""
+    flags_of_run = dict(timesteps_per_epoch=20, batches_per_epoch=3, d_model=16, learning_rate=1e-3)
+    states = []
+    for name in ("typed", "named"):
+        d = tmp_path / name
+        d.mkdir()
+        assert run_cartpole(d, total_timesteps=80, **flags_of_run).returncode == 0
+        if name == "typed":
+            out = run_cartpole(d, total_timesteps=160, resume=True, **flags_of_run)
+        else:
+            env = {"PYTHONPATH": str(ROOT), "PATH": str(Path(sys.executable).parent), "OMP_NUM_THREADS": "1"}
+            refused = subprocess.run(
+                [sys.executable, str(SCRIPT), "--resume", "--run-name", "r", "--d-model", "32"],
+                cwd=d,
+                capture_output=True,
+                text=True,
+                timeout=300,
+                env=env,
+            )
+            assert refused.returncode != 0 and "--resume: --d-model 32 differs from run r's 16" in refused.stderr
+            cmd = [sys.executable, str(SCRIPT), "--resume", "--run-name", "r", "--total-timesteps", "160"]
+            out = subprocess.run(cmd, cwd=d, capture_output=True, text=True, timeout=300, env=env)
+            assert "note: --resume with --total-timesteps 160 (the run had 80)" in out.stdout
+        assert out.returncode == 0, out.stderr[-3000:]
+        states.append(torch.load(d / "runs/r/checkpoint.pt", weights_only=False))
+    assert states[0]["counters"] == states[1]["counters"] and states[0]["counters"]["epoch"] == 4
+    for (key, a), b in zip(states[0]["agent"].items(), states[1]["agent"].values()):
+        assert torch.equal(a, b), key
 
 
 def test_resume_without_checkpoint_is_a_clear_error(tmp_path):

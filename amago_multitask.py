@@ -1592,6 +1592,7 @@ if __name__ == "__main__":
     scale.wait_for_data(args, buffer, stop, epochs)  # --mode learn: until the collectors' first file
     progress = tqdm(range(counters["epoch"], epochs), initial=counters["epoch"], total=epochs, dynamic_ncols=True)
     for epoch in progress:
+        at_start = {"global_step": counters["global_step"], "frames": dict(counters["frames"])}
         collect = args.mode != "learn" and epoch >= args.start_collecting_at_epoch  # roles and offline phases
         learn = args.mode != "collect" and epoch >= args.start_learning_at_epoch
         if args.mode == "collect":  # act with the learner's latest weights (charts/policy_updates: their updates)
@@ -1651,7 +1652,8 @@ if __name__ == "__main__":
             scale.save_latest(latest, policy, counters["updates"])
         if learn and args.mode == "learn":  # a learner that does not collect counts its collectors' env steps
             counters["global_step"] = scale.collector_steps(run_dir)
-        if stop:  # the unfinished epoch is done again on --resume
+        if stop:  # the unfinished epoch is done again on --resume: its env steps are counted then, once
+            counters.update(at_start)
             break
         counters["epoch"] = epoch + 1
         sps = int((counters["global_step"] - start_step) / (time.time() - start_time))

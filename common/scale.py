@@ -153,6 +153,7 @@ def eval_only(args, agent, ckpt_path, eval_envs, trajs, device):
     record video with --capture-video), print one JSON line of metrics; with --save-trajs-to, the episodes are written
     there as trajectory files (the buffer's format). Returns the exit code."""
     load_weights(args.load_from or ckpt_path, agent)
+    root = trajs.buffer.fifo.parent  # the run's buffer folder, made empty for this process: removed below
     if args.save_trajs_to:
         trajs.buffer.fifo = Path(args.save_trajs_to)  # the buffer's writer, pointed at another folder
         trajs.buffer.fifo.mkdir(parents=True, exist_ok=True)
@@ -162,4 +163,9 @@ def eval_only(args, agent, ckpt_path, eval_envs, trajs, device):
         *evaluate(agent, eval_envs, args.eval_episodes, args.eval_greedy, device, seed, args.eval_max_steps)
     )
     print(json.dumps({k: float(np.asarray(v)) for k, v in ev.items()}), flush=True)
+    for folder in (root / "fifo", root / "protected", root):  # only empty ones: a run's data stays
+        try:
+            folder.rmdir()
+        except OSError:
+            pass
     return 0

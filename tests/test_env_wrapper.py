@@ -156,3 +156,15 @@ def test_next_step_autoreset_env_is_rejected_clearly():
     """gymnasium's own CartPoleVectorEnv resets one step late (NEXT_STEP); the loop needs same-step resets."""
     with pytest.raises(ValueError, match="autoreset_mode SAME_STEP"):
         amago.make_vec_env("CartPole-v1", 4, "already_vectorized", 0)
+
+
+def test_the_version_notice_prints_once_per_process():
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    code = "import amago_agent as a, common.args as c; c.resolve_env_ids(a.Args(env_id='LunarLander-v2'))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.count("note: LunarLander-v2 is not registered") == 1

@@ -201,6 +201,8 @@ def test_eval_only_files_train_a_fully_offline_run(tmp_path):
     metrics = json.loads(out.stdout.strip().splitlines()[-1])
     assert metrics["eval/return"] == metrics["eval/CartPole-v1/return"] > 0
     assert [f.stat().st_mtime_ns for f in (ckpt, tmp_path / "runs/a/policy_latest.pt")] == stamps  # nothing saved
+    run_script(tmp_path, **CARTPOLE, eval_only=True, run_name="e", load_from=str(ckpt), eval_episodes=2)
+    assert not (tmp_path / "buffers/e").exists()  # evaluating leaves no empty buffer folder behind
     files = npz(tmp_path / "buffers/b/protected")
     buffer = amago.DiskReplayBuffer(tmp_path / "buffers/b", 10, 8, 2, True)
     data = [buffer.load(f) for f in files]

@@ -121,8 +121,8 @@ class Args:
     """output width of the timestep encoder"""
     hide_rl2: bool = False
     """if toggled, rl2 (previous reward and action: a one-step memory) is zeroed (the reference's hide_rl2s)"""
-    tstep_encoder: Literal["auto", "ff", "cnn"] = "auto"
-    """ff: every obs key and rl2 into an MLP; cnn: image keys (3-D Boxes) through a CNN beside it; auto: cnn if any"""
+    tstep_encoder: str = "auto"
+    """ff: obs keys and rl2 into an MLP; cnn: image keys through a CNN beside it; auto: cnn if any; or module:f (yours)"""
     cnn: Literal["nature", "impala"] = "nature"
     """cnn backbone: Nature-DQN-style convs or IMPALA-style residual blocks"""
     cnn_channels: Optional[tuple[int, ...]] = None
@@ -143,8 +143,8 @@ class Args:
     """hidden width of each critic MLP (2 hidden layers)"""
 
     # Trajectory encoder arguments
-    traj_encoder: Literal["ff", "gru", "transformer", "mamba"] = "transformer"
-    """the sequence model: ff (no memory), gru, transformer or mamba"""
+    traj_encoder: str = "transformer"
+    """the sequence model: ff (no memory), gru, transformer, mamba, or module:f, f(args, d_in) -> your nn.Module"""
     d_model: int = 64
     """width of the trajectory encoder"""
     n_layers: int = 2
@@ -698,8 +698,13 @@ class CNNTstepEncoder(nn.Module):
 
 
 def make_tstep_encoder(args, obs_space, rl2_dim):
-    """--tstep-encoder -> module. To add your own: any nn.Module with forward(obs {key: (B, L, *shape)}, rl2 (B, L,
-    rl2_dim), mask (B, L) or None) -> (B, L, args.tstep_dim) that mixes nothing across time; return it here."""
+    """--tstep-encoder -> module. Your own, `--tstep-encoder module:f`: f(args, obs_space, rl2_dim) returns any
+    nn.Module with forward(obs {key: (B, L, *shape)}, rl2 (B, L, rl2_dim), mask (B, L) or None) -> (B, L,
+    args.tstep_dim) that mixes nothing across time (docs/examples/custom_tstep_encoder.py)."""
+    if ":" in args.tstep_encoder:
+        return load_hook(args.tstep_encoder, "--tstep-encoder", "docs.examples.custom_tstep_encoder:make")(
+            args, obs_space, rl2_dim
+        )
     has_image = any(is_image(s) for s in obs_space.values())
     kind = ("cnn" if has_image else "ff") if args.tstep_encoder == "auto" else args.tstep_encoder
     if kind == "ff":
@@ -707,8 +712,8 @@ def make_tstep_encoder(args, obs_space, rl2_dim):
     if kind == "cnn" and has_image:
         return CNNTstepEncoder(obs_space, rl2_dim, args)
     raise ValueError(
-        f"--tstep-encoder {args.tstep_encoder!r} with observations {obs_space}: choose auto, ff, or cnn "
-        "(cnn needs an image key: a 3-D Box)"
+        f"--tstep-encoder {args.tstep_encoder!r} with observations {obs_space}: choose auto, ff, cnn (it needs "
+        "an image key: a 3-D Box), or module:f"
     )
 
 
@@ -1005,13 +1010,20 @@ class MambaTrajEncoder(nn.Module):
 
 
 def make_traj_encoder(args, d_in):
+    """--traj-encoder -> module. Your own, `--traj-encoder module:f`: f(args, d_in) returns an nn.Module with the four
+    methods above and `emb_dim` (docs/examples/custom_traj_encoder.py; tests/test_sequence_models.py checks that its
+    step-by-step rollout equals its forward)."""
+    if ":" in args.traj_encoder:
+        return load_hook(args.traj_encoder, "--traj-encoder", "docs.examples.custom_traj_encoder:make")(args, d_in)
     if args.traj_encoder == "ff":
         return FFTrajEncoder(d_in, args.d_model, args.n_layers)
     if args.traj_encoder == "gru":
         return GRUTrajEncoder(d_in, args.d_model, args.n_layers)
     if args.traj_encoder == "mamba":
         return MambaTrajEncoder(d_in, args.d_model, args.n_layers, args.d_state)
-    return TransformerTrajEncoder(d_in, args)
+    if args.traj_encoder == "transformer":
+        return TransformerTrajEncoder(d_in, args)
+    raise ValueError(f"--traj-encoder {args.traj_encoder!r}: choose ff, gru, transformer, mamba, or module:f")
 
 
 # ========================== Actor: one action distribution per gamma, from one shared MLP ===========================

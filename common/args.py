@@ -34,6 +34,10 @@ def check_args(args):
     lo, hi = args.discrete_clip
     if not 0 <= lo < hi <= 1:
         raise ValueError(f"--discrete-clip {args.discrete_clip} must satisfy 0 <= low < high <= 1")
+    for name, kinds in (("traj_encoder", "ff gru transformer mamba"), ("tstep_encoder", "auto ff cnn")):
+        value = getattr(args, name)
+        if value not in kinds.split() and ":" not in value:
+            raise ValueError(f"--{name.replace('_', '-')} {value!r}: choose {', '.join(kinds.split())}, or module:f")
     if (args.load_from or args.save_trajs_to) and not args.eval_only:
         raise ValueError("--load-from and --save-trajs-to go with --eval-only")
     if args.eval_only and args.mode != "both":

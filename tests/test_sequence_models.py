@@ -22,6 +22,7 @@ VARIANTS = {
     "gru": ("gru", {}),
     "mamba": ("mamba", {}),
     "ff": ("ff", {}),
+    "custom-lstm": ("docs.examples.custom_traj_encoder:make", {}),  # the guide's worked example of your own
 }
 
 

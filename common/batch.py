@@ -1,9 +1,13 @@
 """Batching the replay buffer's windows for the update: padding, the mask, and the hand-over to the device."""
 
+import functools
+import os
 import sys
 
 import numpy as np
 import torch
+
+from common.rundir import ignore_stop_signals
 
 
 def collate(samples):
@@ -45,5 +49,6 @@ def make_loader(dataset, batch_size, num_workers):
         persistent_workers=num_workers > 0,
         prefetch_factor=4 if num_workers else None,
         multiprocessing_context=context,
+        worker_init_fn=functools.partial(ignore_stop_signals, os.getpid()),  # stop signals: the main process's
     )
     return iter(loader)

@@ -3,6 +3,7 @@ what was wrong (the env id, step, key, file or flag) and what is accepted. The e
 the scripts reach them as `--env-id tests.test_faults:<id>`."""
 
 import os
+import random
 import shutil
 import signal
 import subprocess
@@ -335,3 +336,114 @@ def test_replay_cache_is_bounded_by_bytes(tmp_path):
         next(stream)
     cache = stream.gi_frame.f_locals["cache"]
     assert len(cache) == 3000 // size and cache.nbytes == len(cache) * size <= 3000
+
+
+# ------------------------------------------------ weights files, disks, signals ------------------------------------------------
+class RunsCode:
+    """Pickled, calls os.system on load: what a crafted weights file does."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return os.system, (f"touch {self.marker}",)
+
+
+def small_run_state():
+    agent, _ = make_agent("discrete")
+    opt = torch.optim.AdamW(agent.trainable_parameters(), lr=1e-3)
+    return agent, opt, amago_agent.EpsilonGreedy(2, gym.spaces.Discrete(3), 1.0, 0.05, 100, 0)
+
+
+def test_crafted_weights_files_are_refused_and_run_nothing(tmp_path):
+    """checkpoint.pt (--resume), policy_latest.pt (every collector) and --load-from load tensors and plain data only."""
+    from common.checkpoint import UnsafeFileError
+    from common.scale import load_latest, load_weights
+
+    agent, opt, explore = small_run_state()
+    marker, evil = tmp_path / "ran", tmp_path / "evil.pt"
+    torch.save({"agent": RunsCode(marker), "updates": 1}, evil)
+    refused = f"refusing to load {evil}: it holds Python objects"
+    with pytest.raises(UnsafeFileError, match=refused):
+        amago_agent.load_checkpoint(evil, agent, opt, explore)
+    with pytest.raises(UnsafeFileError, match=refused):
+        load_latest(evil, agent, None)
+    with pytest.raises(UnsafeFileError, match=refused):
+        load_weights(evil, agent)
+    assert not marker.exists()
+
+
+def test_checkpoints_hold_plain_data_and_restore_every_rng(tmp_path):
+    agent, opt, explore = small_run_state()
+    explore.scale = explore.rng.random(2)
+    amago_agent.save_checkpoint(tmp_path / "c.pt", agent, opt, explore, {"updates": 3})
+    torch.load(tmp_path / "c.pt", weights_only=True)  # no allow-list needed
+    draws = lambda: (random.random(), np.random.rand(), torch.rand(1).item(), explore.rng.random(), *explore.scale)  # noqa: E731
+    expected = draws()
+    fresh = small_run_state()[2]
+    assert amago_agent.load_checkpoint(tmp_path / "c.pt", agent, opt, fresh) == {"updates": 3}
+    explore = fresh
+    assert draws() == expected
+
+
+def test_a_corrupt_checkpoint_falls_back_to_the_one_before(tmp_path, capsys):
+    from common.checkpoint import CorruptFileError
+
+    agent, opt, explore = small_run_state()
+    path, prev = tmp_path / "checkpoint.pt", tmp_path / "checkpoint.prev.pt"
+    for updates in (1, 2):
+        amago_agent.save_checkpoint(path, agent, opt, explore, {"updates": updates})
+    assert amago_agent.load_checkpoint(path, agent, opt, explore) == {"updates": 2}
+    path.write_bytes(path.read_bytes()[:1000])  # truncated
+    assert amago_agent.load_checkpoint(path, agent, opt, explore) == {"updates": 1}
+    err = capsys.readouterr().err
+    assert f"{path} is corrupt or truncated" in err and f"resuming from the checkpoint before it, {prev}" in err
+    prev.unlink()
+    with pytest.raises(CorruptFileError, match=f"{path} is corrupt or truncated .*no older checkpoint"):
+        amago_agent.load_checkpoint(path, agent, opt, explore)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        OSError(28, "No space left on device"),
+        RuntimeError("[enforce fail at inline_container.cc:603] . unexpected pos"),
+    ],
+    ids=["enospc", "torch-writer"],
+)
+def test_a_full_disk_during_a_checkpoint_says_so_and_keeps_the_last_one(tmp_path, monkeypatch, error):
+    import common.checkpoint
+
+    agent, opt, explore = small_run_state()
+    path = tmp_path / "checkpoint.pt"
+    amago_agent.save_checkpoint(path, agent, opt, explore, {"updates": 1})
+    saved = path.read_bytes()
+
+    def full(state, f):
+        f.write(b"partial")
+        raise error
+
+    monkeypatch.setattr(common.checkpoint.torch, "save", full)
+    with pytest.raises(OSError, match=f"cannot write {path}: no space left on the device.*{path} is intact"):
+        amago_agent.save_checkpoint(path, agent, opt, explore, {"updates": 2})
+    assert path.read_bytes() == saved and sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint.pt"]
+
+
+def test_collectors_keep_their_weights_through_a_truncated_or_missing_policy_file(tmp_path, capsys):
+    from common.scale import load_latest, save_latest
+
+    agent, _ = make_agent("discrete")
+    latest = tmp_path / "runs/r/policy_latest.pt"
+    seen = load_latest(latest, agent, None)
+    seen = load_latest(latest, agent, seen)
+    out = capsys.readouterr().out
+    assert out.count(f"collector: no policy at {latest} yet; acting with random initial weights until the learner") == 1
+    save_latest(latest, agent, {"updates": 5, "global_step": 0}, "both")
+    seen = load_latest(latest, agent, seen)
+    before = {k: v.clone() for k, v in agent.state_dict().items()}
+    latest.write_bytes(latest.read_bytes()[:1000])  # e.g. copied in by hand, half-way
+    assert load_latest(latest, agent, seen)["updates"] == 5
+    assert f"collector: {latest} is corrupt or truncated" in capsys.readouterr().out
+    assert all(torch.equal(before[k], v) for k, v in agent.state_dict().items())
+    save_latest(latest, agent, {"updates": 6, "global_step": 0}, "both")  # the learner's next one is read
+    assert load_latest(latest, agent, seen)["updates"] == 6

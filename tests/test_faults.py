@@ -30,7 +30,7 @@ from common.rundir import claim_run  # noqa: E402
 class FaultyEnv(gym.Env):
     """Box(4) observations, Discrete(3) actions, episodes of `length` steps (None: never ending; end_first: only the
     first episode of an instance ends). From step `bad_after` of an instance on, the reward is +inf or one observation
-    entry is NaN. reward "random": each step's reward is drawn from the env's seeded RNG."""
+    entry is NaN, or step raises. reward "random": each step's reward is drawn from the env's seeded RNG."""
 
     observation_space = gym.spaces.Box(-1.0, 1.0, (4,), np.float32)
     action_space = gym.spaces.Discrete(3)
@@ -57,6 +57,8 @@ class FaultyEnv(gym.Env):
         r = float(self.np_random.random()) if self.reward == "random" else 1.0
         if self.bad == "reward" and self.steps > self.bad_after:
             r = float("inf")
+        if self.bad == "raise" and self.steps > self.bad_after:
+            raise RuntimeError("the simulator crashed")
         ends = self.end_first if self.end_first and self.episodes == 1 else self.length
         return self.obs(), r, ends is not None and self.t >= ends, False, {}
 
@@ -64,6 +66,7 @@ class FaultyEnv(gym.Env):
 gym.register("FaultsInfReward-v0", entry_point=FaultyEnv, kwargs=dict(bad="reward", bad_after=60))
 gym.register("FaultsNanObs-v0", entry_point=FaultyEnv, kwargs=dict(bad="obs", bad_after=60))
 gym.register("FaultsRandomReturn-v0", entry_point=FaultyEnv, kwargs=dict(length=3, reward="random"))
+gym.register("FaultsStepRaises-v0", entry_point=FaultyEnv, kwargs=dict(bad="raise", bad_after=3))
 gym.register("FaultsNeverEnds-v0", entry_point=FaultyEnv, kwargs=dict(length=None))
 gym.register("FaultsEndsOnce-v0", entry_point=FaultyEnv, kwargs=dict(length=None, end_first=3))
 
@@ -447,3 +450,126 @@ def test_collectors_keep_their_weights_through_a_truncated_or_missing_policy_fil
     assert all(torch.equal(before[k], v) for k, v in agent.state_dict().items())
     save_latest(latest, agent, {"updates": 6, "global_step": 0}, "both")  # the learner's next one is read
     assert load_latest(latest, agent, seen)["updates"] == 6
+
+
+def start_script(cwd, script=SCRIPT, **args):
+    """The script in its own process group (as a scheduler or a shell job runs it), output piped."""
+    env = {"PYTHONPATH": str(ROOT), "PATH": os.environ["PATH"], "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, str(script), *flags(**{**TINY_RUN, **args})]
+    return subprocess.Popen(
+        cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+
+
+def finish(proc, timeout=120):
+    """(stdout, stderr) once the process ends; a process that hangs is killed with its group, and the test fails."""
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail(f"hung: still running {timeout} s after it should have ended")
+
+
+def test_an_env_error_in_async_mode_exits_with_the_error(tmp_path):
+    """The env workers leave SIGTERM to the main process: the exit-time clean-up that terminates them cannot hang."""
+    proc = start_script(tmp_path, **{**RUN, "env_id": ENV + "FaultsStepRaises-v0", "env_mode": "async"})
+    _, stderr = finish(proc)
+    assert proc.returncode == 1 and "RuntimeError: the simulator crashed" in stderr, stderr[-2000:]
+
+
+@pytest.mark.parametrize("env_mode", ["sync", "async"])
+def test_sigterm_to_the_process_group_saves_a_checkpoint(tmp_path, env_mode):
+    """kill -TERM -PGID (SLURM, systemd, a shell's job control) reaches the DataLoader and env workers too: they leave
+    it to the main process, which saves and exits 143."""
+    args = {**RUN, "total_timesteps": 100_000, "batches_per_epoch": 20, "num_workers": 1, "eval_interval": 0}
+    proc = start_script(tmp_path, **args, env_mode=env_mode)
+    while not (tmp_path / "runs/r/checkpoint.pt").exists() and proc.poll() is None:
+        time.sleep(0.05)
+    time.sleep(0.5)  # into the next epoch
+    os.killpg(proc.pid, signal.SIGTERM)
+    stdout, stderr = finish(proc)
+    assert proc.returncode == 143 and "Traceback" not in stderr, stderr[-2000:]
+    assert f"checkpoint saved at epoch {ckpt(tmp_path)['counters']['epoch']}; continue with --resume" in stdout
+
+
+def test_sigterm_to_the_launcher_saves_the_learners_checkpoint(tmp_path, finished_run):
+    """The launcher forwards SIGTERM to the learner's process group (its DataLoader worker included)."""
+    copy_run(finished_run, tmp_path)
+    args = {**RUN, "total_timesteps": 100_000, "batches_per_epoch": 20, "num_workers": 1, "resume": True}
+    env = {"PYTHONPATH": str(ROOT), "PATH": os.environ["PATH"], "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-m", "common.launch", "--collectors", "0", str(SCRIPT), *flags(**{**TINY_RUN, **args})]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = (tmp_path / "runs/r/checkpoint.pt").stat().st_mtime_ns
+    while (tmp_path / "runs/r/checkpoint.pt").stat().st_mtime_ns == first and proc.poll() is None:
+        time.sleep(0.05)  # the learner trains: it wrote its first checkpoint
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = finish(proc)
+    assert proc.returncode == 143 and "Traceback" not in stderr, stderr[-2000:]
+    assert f"checkpoint saved at epoch {ckpt(tmp_path)['counters']['epoch']}; continue with --resume" in stdout
+
+
+def test_a_learner_killed_under_the_launcher_is_reported(tmp_path):
+    script = tmp_path / "fake.py"  # a learner and a collector that run until killed; the learner tells its PID
+    script.write_text(
+        "import os, sys, time\nif 'learn' in sys.argv: open('pid', 'w').write(str(os.getpid()))\ntime.sleep(120)\n"
+    )
+    cmd = [sys.executable, "-m", "common.launch", str(script), "--run-name", "r"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    while not (tmp_path / "pid").exists() or not (tmp_path / "pid").read_text():
+        time.sleep(0.05)
+    pid = int((tmp_path / "pid").read_text())
+    os.kill(pid, signal.SIGKILL)
+    _, stderr = finish(proc)
+    assert proc.returncode == 137
+    assert f"the learner (PID {pid}) was killed by SIGKILL. Its last checkpoint (runs/r/checkpoint.pt" in stderr
+    assert "is intact: add --resume to the same command to continue from it" in stderr
+
+
+def test_two_runs_of_one_name_with_other_buffer_dirs_are_refused(tmp_path):
+    """The run folder runs/<name>/ (its checkpoint) is locked like the buffer: a second run of the name is refused
+    whatever its --buffer-dir, and writes nothing."""
+    code = "import time; from common.rundir import claim_run; lock = claim_run('buffers/r', 'runs/r/checkpoint.pt', False); print('held', flush=True); time.sleep(60)"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline() == "held\n"
+        out = run_script(tmp_path, check=False, **{**RUN, "buffer_dir": "other"})
+        assert out.returncode != 0, out.stderr[-2000:]
+        assert f"run 'r' is in use by another process (PID {holder.pid} holds runs/r/learner.lock)" in out.stderr
+        assert not (tmp_path / "runs/r/checkpoint.pt").exists() and not list(tmp_path.glob("other/r/fifo/*"))
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_stale_temp_files_of_every_kind_are_removed_at_start(tmp_path, monkeypatch):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead, live = dead.stdout.strip(), os.getpid()
+    run, buf = tmp_path / "runs/r", tmp_path / "buffers/r"
+    (run / "collectors").mkdir(parents=True)
+    buf.mkdir(parents=True)
+    stale = [run / f".checkpoint.pt.{dead}.tmp", run / "checkpoint.pt.tmp", run / f".policy_latest.pt.{dead}.tmp"]
+    stale += [run / f"collectors/.{dead}.json.{dead}.tmp", buf / f".spec.json.{dead}.tmp"]
+    kept = [run / f".checkpoint.pt.{live}.tmp", buf / f".spec.json.{live}.tmp"]
+    for p in stale + kept:
+        p.write_bytes(b"x")
+    claim_run(buf, run / "checkpoint.pt", resume=False)
+    assert [p for p in stale if p.exists()] == [] and all(p.exists() for p in kept)
+    for p in kept:
+        p.unlink()
+    import common.checkpoint
+
+    tmps = []  # the checkpoint's temp file carries the writer's PID
+    real = common.checkpoint.os.replace
+    monkeypatch.setattr(common.checkpoint.os, "replace", lambda src, dst: (tmps.append(Path(src).name), real(src, dst)))
+    agent, opt, explore = small_run_state()
+    amago_agent.save_checkpoint(run / "checkpoint.pt", agent, opt, explore, {"updates": 1})
+    assert tmps == [f".checkpoint.pt.{live}.tmp"]

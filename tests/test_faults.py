@@ -573,3 +573,59 @@ def test_stale_temp_files_of_every_kind_are_removed_at_start(tmp_path, monkeypat
     agent, opt, explore = small_run_state()
     amago_agent.save_checkpoint(run / "checkpoint.pt", agent, opt, explore, {"updates": 1})
     assert tmps == [f".checkpoint.pt.{live}.tmp"]
+
+
+# ------------------------------------------------------- guards -------------------------------------------------------
+def test_a_huge_finite_reward_is_refused_naming_it():
+    from common.guards import check_reward_scale
+
+    check_reward_scale("E-v0", 8, np.array([1.0, -1e13]), 10.0)  # 1e14: at the bound
+    with pytest.raises(FloatingPointError, match=r"env E-v0, actor 1, env step 8 .*: reward 1e\+30 x --reward-multi"):
+        check_reward_scale("E-v0", 8, np.array([1.0, 1e30]), 10.0)
+    with pytest.raises(FloatingPointError, match=r"= 1e\+15 exceeds 1e\+14, beyond which the critic"):
+        check_reward_scale("E-v0", 8, np.array([-1e14, np.inf]), 10.0)  # inf is check_finite's
+
+
+def test_an_env_error_names_the_env_the_step_and_the_saved_checkpoint():
+    from common.guards import env_errors
+
+    envs = gym.vector.SyncVectorEnv([lambda: FaultyEnv(bad="raise", bad_after=0)])
+    envs.reset(seed=0)
+    with pytest.raises(
+        RuntimeError, match="env E-v0, env step 6 .*: the env raised RuntimeError: the simulator crash"
+    ) as e:
+        with env_errors("E-v0", 6, "runs/r/checkpoint.pt", saved_epoch=3):
+            envs.step(np.array([0]))
+    assert "the checkpoint of epoch 3 (runs/r/checkpoint.pt) is intact; --resume continues" in str(e.value)
+    assert isinstance(e.value.__cause__, RuntimeError)  # the env's own traceback stays chained
+
+    class Grows(FaultyEnv):  # the observation's shape changes mid-episode
+        def obs(self):
+            return np.zeros(4 + self.t, np.float32)
+
+    envs = gym.vector.SyncVectorEnv([Grows])
+    envs.reset(seed=0)
+    with pytest.raises(RuntimeError, match=r"an observation does not fit the env's observation space Box.*shape chan"):
+        with env_errors("E-v0", 6, "runs/r/checkpoint.pt", obs_space=envs.single_observation_space):
+            envs.step(np.array([0]))
+    with pytest.raises(KeyboardInterrupt), env_errors("E-v0", 6, "c.pt"):  # Ctrl-C passes through
+        raise KeyboardInterrupt
+
+
+def test_buffer_folders_list_only_trajectory_files_and_name_the_rest(tmp_path):
+    from common.guards import list_trajectory_files
+
+    (tmp_path / "1_a.npz").write_bytes(b"x")
+    (tmp_path / "2_dir.npz").mkdir()
+    (tmp_path / "3_link.npz").symlink_to(tmp_path / "1_a.npz")
+    (tmp_path / "4_notes.txt").write_text("")
+    (tmp_path / ".5_b.npz.123.tmp").write_bytes(b"x")  # a writer in progress: silent
+    with pytest.warns(UserWarning) as w:
+        assert list_trajectory_files(tmp_path) == [str(tmp_path / "1_a.npz")]
+    assert sorted(str(m.message).split(": ")[0] for m in w) == [
+        f"skipping {tmp_path / n} in the replay buffer" for n in ("2_dir.npz", "3_link.npz", "4_notes.txt")
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once per name
+        assert list_trajectory_files(tmp_path) == [str(tmp_path / "1_a.npz")]
+        assert list_trajectory_files(tmp_path / "missing") == []

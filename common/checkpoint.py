@@ -116,14 +116,16 @@ def save_checkpoint(path, agent, optimizer, explore, counters):
         raise FloatingPointError(f"not saving {path}: non-finite values in {len(bad)} tensors, e.g. {bad[:3]}")
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # whose it is: a later start removes it if its writer died
     try:
-        with open(tmp, "wb") as f:
-            torch.save(state, f)
-            f.flush()
+        torch.save(state, tmp)
+        with open(tmp, "rb") as f:  # on the disk before the rename
             os.fsync(f.fileno())
     except (OSError, RuntimeError) as e:
         tmp.unlink(missing_ok=True)
         kept = f"the previous checkpoint {path} is intact" if path.exists() else "no checkpoint was written yet"
         raise disk_error(e, path, f"Nothing was replaced: {kept}; free space and continue with --resume") from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     if path.exists():  # the current one becomes the fallback; a hard link keeps checkpoint.pt in place meanwhile
         prev_tmp = previous(path).with_name(f".{previous(path).name}.{os.getpid()}.tmp")
         try:

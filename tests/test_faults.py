@@ -423,7 +423,7 @@ def test_a_full_disk_during_a_checkpoint_says_so_and_keeps_the_last_one(tmp_path
     saved = path.read_bytes()
 
     def full(state, f):
-        f.write(b"partial")
+        Path(f).write_bytes(b"partial")
         raise error
 
     monkeypatch.setattr(common.checkpoint.torch, "save", full)

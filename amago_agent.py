@@ -47,7 +47,7 @@ from common.args import check_args, resolve_env_ids, restore_flags, save_flags
 from common.batch import make_loader, to_device
 from common.checkpoint import load_checkpoint, save_checkpoint
 from common.evaluate import LOG_PREFIX, evaluate, index_obs, obs_to_torch
-from common.guards import FileCache, check_finite
+from common.guards import FileCache, check_finite, check_reward_scale, env_errors, list_trajectory_files
 from common.hooks import load_hook
 from common.kernels import flash_attention, mamba_scan
 from common.logs import eval_metrics, make_writer
@@ -1370,20 +1370,18 @@ class DiskReplayBuffer(torch.utils.data.IterableDataset):
         os.replace(tmp, self.fifo / name)  # atomic: the file appears whole or not at all
 
     def files(self):
-        """Paths (str, oldest first) of the .npz files in fifo/ then protected/; never the .tmp files. The worker lists
-        them every 256 samples: plain strings and os.listdir, several times faster than Path and glob."""
-        return [
-            os.path.join(d, n) for d in (self.fifo, self.protected) for n in sorted(os.listdir(d)) if n.endswith(".npz")
-        ]
+        """Paths (str, oldest first) of the .npz files in fifo/ then protected/; never the .tmp files, and anything else
+        found there is skipped with a warning. The worker lists them every 256 samples."""
+        return list_trajectory_files(self.fifo) + list_trajectory_files(self.protected)
 
     def delete_oldest(self):
         """FIFO: delete the oldest fifo files above max_size (protected/ is never touched)."""
-        fifo = sorted(self.fifo.glob("*.npz"))
+        fifo = list_trajectory_files(self.fifo)
         for old in fifo[: max(len(fifo) - self.max_size, 0)]:
-            old.unlink(missing_ok=True)
+            Path(old).unlink(missing_ok=True)
         return {
             "buffer/fifo_files": min(len(fifo), self.max_size),
-            "buffer/protected_files": len(list(self.protected.glob("*.npz"))),
+            "buffer/protected_files": len(list_trajectory_files(self.protected)),
         }
 
     def load(self, path):
@@ -1560,9 +1558,10 @@ if __name__ == "__main__":
     loader = None  # started once the buffer holds a file
     explore = make_exploration(args, envs)
     counters = {"epoch": 0, "global_step": 0, "updates": 0, "frames": {}}  # frames: env steps per env name
+    saved_epoch = None  # the epoch of the last checkpoint written or resumed, for error messages
     if args.resume and ckpt_path.exists() and args.mode != "collect":  # a collector starts afresh
         counters = load_checkpoint(ckpt_path, agent, optimizer, explore)
-        c = counters
+        c, saved_epoch = counters, counters["epoch"]
         print(f"resumed {run_name} at epoch {c['epoch']}, {c['global_step']} steps, {c['updates']} updates")
     agent, optimizer = accelerator.prepare(agent, optimizer)
     policy = accelerator.unwrap_model(agent)
@@ -1576,7 +1575,8 @@ if __name__ == "__main__":
     # TRY NOT TO MODIFY: start the game
     start_time, start_step = time.time(), counters["global_step"]
     last_eval = start_time
-    obs, _ = envs.reset(seed=args.seed + counters["epoch"])
+    with env_errors(args.env_id, counters["global_step"], ckpt_path, saved_epoch):  # names the env and what is saved
+        obs, _ = envs.reset(seed=args.seed + counters["epoch"])
     for i in range(args.num_envs):
         trajs.start(i, index_obs(obs, i))
     hidden = policy.traj.init_hidden(args.num_envs, device)
@@ -1602,9 +1602,13 @@ if __name__ == "__main__":
                 break
             a, hidden = policy.get_actions(*obs_to_torch(obs, device), hidden, greedy=args.train_greedy)
             a = explore(a.cpu().numpy(), obs["time"])
-            next_obs, rew, term, trunc, info = envs.step(a)
+            with env_errors(
+                args.env_id, counters["global_step"], ckpt_path, saved_epoch, envs.single_observation_space
+            ):
+                next_obs, rew, term, trunc, info = envs.step(a)
             done = term | trunc
             check_finite(args.env_id, counters["global_step"], rew, next_obs, info.get("final_obs"), done)
+            check_reward_scale(args.env_id, counters["global_step"], rew, args.reward_multiplier)  # before it is saved
             counters["global_step"] += args.num_envs
             ep_ret += rew
             ep_len += 1
@@ -1677,6 +1681,7 @@ if __name__ == "__main__":
         if owner and due(args.checkpoint_interval, counters["epoch"], epochs):
             run_dir.mkdir(parents=True, exist_ok=True)
             save_checkpoint(ckpt_path, policy, optimizer, explore, counters)
+            saved_epoch = counters["epoch"]
     if stop and owner:
         save_checkpoint(ckpt_path, policy, optimizer, explore, counters)
         print(f"stopped: checkpoint saved at epoch {counters['epoch']}; continue with --resume --run-name {run_name}")

@@ -4,7 +4,9 @@ that every trajectory file and the checkpoint load cleanly.
     OMP_NUM_THREADS=1 python benchmarks/fault_soak.py --kills 24
 
 The kills take turns: the moment a checkpoint is being written (its .tmp file exists), the moment a trajectory file is
-being written (a .tmp file in the buffer), and at a random moment (most of an epoch is training). Each kill is followed
+being written (a .tmp file in the buffer), at a random moment (most of an epoch is training), and SIGTERM to the run's
+process group at a random moment (as SLURM or systemd stop a job: the run must save and exit 143 within
+--hang-s seconds, else it counts as a hang). --env-mode async runs the envs in worker processes. Each kill is followed
 by --resume (a plain start while the run has saved nothing yet); the last process runs two more epochs to the end.
 Prints one line `RESULT {json}`: kills, resumes, corrupt_files (must be 0), epochs_lost_per_kill (epochs the killed
 process had finished minus the epoch its successor resumed at), seconds_lost_per_kill (time since the last checkpoint)
@@ -15,6 +17,7 @@ import json
 import os
 import random
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -29,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 NAME = "soak"
 SIZES = dict(d_model=16, n_layers=1, n_heads=2, d_ff=32, tstep_hidden=16, tstep_dim=16, actor_hidden=16)
 SIZES.update(critic_hidden=16, num_envs=4, batch_size=8, max_seq_len=16, traj_save_len=32)
+KINDS = ("checkpoint", "trajectory", "random", "group-sigterm")
 RUN = dict(env_id="CartPole-v1", timesteps_per_epoch=50, batches_per_epoch=30, eval_interval=0, num_workers=1)
 
 
@@ -40,7 +44,7 @@ def start(work, args, extra):
     cmd = [sys.executable, str(ROOT / "amago_agent.py"), *flags({**SIZES, **RUN, **args}), "--run-name", NAME, *extra]
     log = open(work / f"log{len(list(work.glob('log*')))}.txt", "w+")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-    return subprocess.Popen(cmd, cwd=work, stdout=log, stderr=subprocess.STDOUT, env=env), log
+    return subprocess.Popen(cmd, cwd=work, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True), log
 
 
 def wait_for(proc, found, timeout, poll=0.0005):
@@ -63,14 +67,16 @@ def main():
     p.add_argument("--checkpoint-interval", type=int, default=2, help="epochs between checkpoints (the script's flag)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--dir", default=None, help="work folder (default: a temporary one)")
+    p.add_argument("--env-mode", default="sync", choices=["sync", "async"], help="the script's --env-mode")
+    p.add_argument("--hang-s", type=float, default=120, help="a SIGTERM'd run that has not exited by then hangs")
     a = p.parse_args()
     rng = random.Random(a.seed)
     work = Path(a.dir or tempfile.mkdtemp(prefix="fault_soak_"))
     work.mkdir(parents=True, exist_ok=True)
     ckpt, fifo = work / "runs" / NAME / "checkpoint.pt", work / "buffers" / NAME / "fifo"
-    args = dict(total_timesteps=10**8, checkpoint_interval=a.checkpoint_interval)
+    args = dict(total_timesteps=10**8, checkpoint_interval=a.checkpoint_interval, env_mode=a.env_mode)
     t0 = time.time()
-    kills, resumes, from_ckpt, lost_epochs, lost_s, caught, failures = [], 0, 0, [], [], [], []
+    kills, resumes, from_ckpt, lost_epochs, lost_s, caught, failures, hangs = [], 0, 0, [], [], [], [], 0
     prev_log = None
     for k in range(a.kills + 1):
         has_data = fifo.is_dir() and any(n.endswith(".npz") for n in os.listdir(fifo))
@@ -93,9 +99,10 @@ def main():
             if rc != 0:
                 failures.append(f"final run exited {rc}: {text(log)[-1500:]}")
             break
-        kind = ["checkpoint", "trajectory", "random"][k % 3]
+        kind = KINDS[k % len(KINDS)]
         if kind == "checkpoint":
-            hit = wait_for(proc, lambda: os.path.exists(str(ckpt) + ".tmp"), 60)
+            tmp = ckpt.with_name(f".{ckpt.name}.{proc.pid}.tmp")  # the writer's temp file
+            hit = wait_for(proc, tmp.exists, 60)
         elif kind == "trajectory":
             hit = wait_for(proc, lambda: fifo.is_dir() and any(n.endswith(".tmp") for n in os.listdir(fifo)), 60)
         else:
@@ -103,7 +110,19 @@ def main():
             hit = not wait_for(proc, lambda: False, rng.uniform(0.5, 8.0))
         if proc.poll() is not None:
             failures.append(f"kill {k}: the run had exited ({proc.returncode}): {text(log)[-1500:]}")
-        proc.kill()  # SIGKILL: no handler, no cleanup
+        if kind == "group-sigterm":  # the whole process group, workers included: it saves and exits 143
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                rc = proc.wait(timeout=a.hang_s)
+                if rc != 143:
+                    failures.append(f"kill {k}: SIGTERM to the group: exit {rc}: {text(log)[-1500:]}")
+            except subprocess.TimeoutExpired:
+                hangs += 1
+                failures.append(f"kill {k}: SIGTERM to the group: still running after {a.hang_s} s")
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # SIGKILL: no handler, no cleanup (the workers too)
+        except ProcessLookupError:  # the group has ended
+            pass
         proc.wait()
         lost_s.append(round(time.time() - ckpt.stat().st_mtime, 2) if ckpt.exists() else None)
         kills.append(kind)
@@ -113,13 +132,15 @@ def main():
     corrupt, checked = check_files(fifo, ckpt)
     result = {
         "kills": len(kills),
-        "kills_by_moment": {kind: kills.count(kind) for kind in ("checkpoint", "trajectory", "random")},
-        "kills_in_the_act": sum(caught[i] for i, kind in enumerate(kills) if kind != "random"),
+        "kills_by_moment": {kind: kills.count(kind) for kind in KINDS},
+        "kills_in_the_act": sum(caught[i] for i, kind in enumerate(kills) if kind in ("checkpoint", "trajectory")),
+        "hangs": hangs,
+        "env_mode": a.env_mode,
         "resumes": resumes,
         "resumes_from_a_checkpoint": from_ckpt,
         "buffer_files_checked": checked,
         "corrupt_files": corrupt,
-        "stale_tmp_files": len([n for n in os.listdir(fifo) if n.endswith(".tmp")]),
+        "stale_tmp_files": len([n for d in (fifo, ckpt.parent) for n in os.listdir(d) if n.endswith(".tmp")]),
         "epochs_lost_per_kill": lost_epochs,
         "epochs_lost_mean": round(float(np.mean(lost_epochs)), 2) if lost_epochs else None,
         "epochs_lost_max": max(lost_epochs, default=None),
@@ -147,7 +168,7 @@ def finished_epochs(log):
 def torch_load(path):
     import torch
 
-    return torch.load(path, map_location="cpu", weights_only=False)
+    return torch.load(path, map_location="cpu", weights_only=True)
 
 
 def check_files(fifo, ckpt):

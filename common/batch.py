@@ -1,9 +1,13 @@
 """Handing the replay buffer's batches to the update: DataLoader workers that read while the update runs, and the
 copy to the device. The batch itself (padding, mask) is the script's `collate`."""
 
+import functools
+import os
 import sys
 
 import torch
+
+from common.rundir import ignore_stop_signals
 
 
 def to_device(batch, device):  # numpy or torch (from collate) -> torch on device
@@ -28,5 +32,6 @@ def make_loader(dataset, batch_size, num_workers, collate):
         persistent_workers=num_workers > 0,
         prefetch_factor=4 if num_workers else None,
         multiprocessing_context=context,
+        worker_init_fn=functools.partial(ignore_stop_signals, os.getpid()),  # stop signals: the main process's
     )
     return iter(loader)

@@ -1,6 +1,9 @@
-"""Guards that keep bad values and unbounded memory out of a run: non-finite env output is stopped before it reaches
-the replay buffer, and the buffer reader's cache of decoded files is bounded by bytes as well as by count."""
+"""Guards that keep bad values and unbounded memory out of a run: non-finite or huge env output is stopped before it
+reaches the replay buffer, an env's own error is reported with where it happened and what is still saved, whatever
+else sits in a buffer folder is skipped with a warning, and the buffer reader's cache of decoded files is bounded by
+bytes as well as by count."""
 
+import os
 import warnings
 
 import numpy as np
@@ -35,6 +38,104 @@ def check_finite(env_id, global_step, rewards, next_obs, final_obs, done):
             "before saving it: the buffer and the checkpoint hold only earlier data. Fix the env, or wrap it to "
             "replace non-finite values."
         )
+
+
+# |reward| x --reward-multiplier above this is refused. The critic's targets are float32 (max 3.4e38): a return of
+# 1e14 / (1 - gamma) is 1e17 at gamma 0.999, its square (the TD loss, PopArt's second moment) 1e34, which leaves room
+# for sums over ~10^4 values (a batch of windows) before they overflow to inf ("non-finite loss").
+REWARD_BOUND = 1e14
+
+
+def check_reward_scale(env_id, global_step, rewards, reward_multiplier, bound=REWARD_BOUND):
+    """Raises a clear error if a vector step returned a finite reward whose scaled size |r| * reward_multiplier
+    exceeds `bound`: saved, it would make every update's loss non-finite, at every resume. Called before the step is
+    written anywhere (non-finite rewards are check_finite's)."""
+    scaled = np.abs(np.asarray(rewards, np.float64)) * abs(reward_multiplier)
+    big = np.flatnonzero(np.isfinite(scaled) & (scaled > bound))
+    if len(big):
+        i = int(big[0])
+        raise FloatingPointError(
+            f"env {env_id}, actor {i}, env step {global_step} (all actors together): reward {rewards[i]:g} x "
+            f"--reward-multiplier {reward_multiplier:g} = {scaled[i]:g} exceeds {bound:g}, beyond which the critic's "
+            "float32 targets and their squares overflow. Stopped before saving it: the buffer and the checkpoint "
+            "hold only earlier data. Scale the env's rewards down (a wrapper) or lower --reward-multiplier."
+        )
+
+
+class env_errors:
+    """`with env_errors(env_id, global_step, ckpt_path, saved_epoch): envs.step(a)`: an exception raised by the env
+    (in this process or an async worker) becomes a RuntimeError that names the env, the step and what is intact (the
+    env's own traceback stays chained above it). An observation of another shape than the env's observation space
+    (numpy's "wrong shape" / "could not broadcast" from the vector env) is named as such. saved_epoch: the epoch of
+    the last checkpoint written or resumed (None: none yet)."""
+
+    def __init__(self, env_id, global_step, ckpt_path, saved_epoch=None, obs_space=None):
+        self.env_id, self.step, self.ckpt_path = env_id, global_step, ckpt_path
+        self.saved_epoch, self.obs_space = saved_epoch, obs_space
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, e, tb):
+        if kind is None or not issubclass(kind, Exception):  # KeyboardInterrupt / SystemExit pass through
+            return False
+        cause = f"{kind.__name__}: {e}"
+        if isinstance(e, ValueError) and ("wrong shape" in str(e) or "could not broadcast" in str(e)):
+            space = f" {self.obs_space}" if self.obs_space is not None else ""
+            cause = (
+                f"an observation does not fit the env's observation space{space}: does its shape change "
+                f"mid-episode? ({cause})"
+            )
+        if self.saved_epoch is None:
+            saved = f"no checkpoint was saved yet ({self.ckpt_path})"
+        else:
+            saved = f"the checkpoint of epoch {self.saved_epoch} ({self.ckpt_path}) is intact; --resume continues"
+        raise RuntimeError(
+            f"env {self.env_id}, env step {self.step} (all actors together): the env raised {cause}. Stopped before "
+            f"saving this step: {saved} once the env is fixed."
+        ) from e
+
+
+_skipped = set()  # paths already warned about, once each per process
+
+
+def skip_reason(entry):
+    """Why a buffer folder's entry (os.DirEntry) is not a trajectory file, or None."""
+    if entry.is_symlink():
+        return "a link"
+    if entry.is_dir(follow_symlinks=False):
+        return "a directory"
+    if not entry.is_file(follow_symlinks=False):
+        return "not a regular file"
+    if not entry.name.endswith(".npz"):
+        return "not a .npz trajectory file"
+    return None  # an unreadable .npz file is skipped with a warning when a reader fails on it
+
+
+def list_trajectory_files(folder):
+    """Paths (str, sorted by name: oldest first) of the regular `*.npz` files in folder. Anything else found there
+    (directories, links, devices, foreign files) is skipped with a warning that names it, once per path;
+    temp files of writers in progress (`*.tmp`) are skipped silently. Never raises: a missing folder lists nothing."""
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return []
+    out = []
+    for e in entries:
+        if e.name.endswith(".tmp"):
+            continue
+        try:
+            why = skip_reason(e)
+        except OSError as err:
+            if not os.path.lexists(e.path):  # deleted by the FIFO meanwhile
+                continue
+            why = f"unreadable ({err})"
+        if why is None:
+            out.append(e.path)
+        elif e.path not in _skipped:
+            _skipped.add(e.path)
+            warnings.warn(f"skipping {e.path} in the replay buffer: {why} (only the run's .npz files belong there)")
+    return out
 
 
 def check_eval_ended(env_name, ended, wanted, max_steps):

@@ -95,8 +95,11 @@ def main(argv=None):
     log_dir = Path("runs") / run_name
     log_dir.mkdir(parents=True, exist_ok=True)
     procs = []  # each in its own session: a terminal's Ctrl-C reaches them once, through the handler below
+    stopped = 0
 
     def forward(signum, frame):
+        nonlocal stopped
+        stopped = signum
         for proc in procs:
             if proc.poll() is None:
                 os.killpg(proc.pid, signum)
@@ -107,8 +110,8 @@ def main(argv=None):
         log = open(log_dir / f"collector{i}.log", "ab")
         procs.append(subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
         print(f"collector {i} (PID {procs[-1].pid}): {shlex.join(cmd)} > {log.name}", flush=True)
-    print(f"learner: {shlex.join(learner)}", flush=True)
     procs.append(subprocess.Popen(learner, start_new_session=True))
+    print(f"learner (PID {procs[-1].pid}): {shlex.join(learner)}", flush=True)
     code = procs[-1].wait()
     for proc in procs[:-1]:  # the learner is done: so are its collectors
         if proc.poll() is None:
@@ -119,7 +122,23 @@ def main(argv=None):
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)  # a collector loses at most its unfinished trajectories
             proc.wait()
-    return code
+    return report(code, procs[-1].pid, log_dir, stopped)
+
+
+def report(code, pid, log_dir, stopped):
+    """The launcher's exit code: the learner's (128 + N for a signal N, as a shell reports it). A learner that did not
+    end by itself nor by a signal the launcher forwarded is reported: which process, how it ended, and that its last
+    checkpoint is whole (checkpoints are replaced atomically), so that --resume continues."""
+    if code == 0 or (code == 128 + stopped and stopped):  # done, or stopped (and saved) by a forwarded signal
+        return code
+    how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with code {code}"
+    print(
+        f"launch: the learner (PID {pid}) {how}. Its last checkpoint ({log_dir / 'checkpoint.pt'}, if it saved one) is "
+        "intact: add --resume to the same command to continue from it",
+        file=sys.stderr,
+        flush=True,
+    )
+    return 128 - code if code < 0 else code
 
 
 if __name__ == "__main__":

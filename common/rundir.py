@@ -7,41 +7,31 @@ import json
 import os
 import signal
 import sys
+import threading
 from pathlib import Path
 
 
 def claim_run(buffer_root, ckpt_path, resume, role="learner", join=False):
-    """Before a run writes anything: create its buffer folder, take its lock, refuse a reused run name without
-    --resume, and remove the temp files of dead writers. Returns the open lock file: the lock lasts as long as it (the
-    process). role "learner" (the process that trains and checkpoints) is exclusive; any other role (e.g. a process
-    that only collects into the shared buffer, or a rank > 0 of one multi-process launch) takes no lock and joins the
-    buffer as it is. join: a new learner may take a buffer that already holds files (a learner joining its collectors,
-    or a run training on another run's buffer); a checkpoint without --resume is still refused."""
+    """Before a run writes anything: create its buffer folder, take its locks, refuse a reused run name without
+    --resume, and remove the temp files of dead writers. Returns the open lock files: the locks last as long as they
+    (the process). role "learner" (the process that trains and checkpoints) is exclusive, on the buffer and on the run
+    folder (two runs of one --run-name with different --buffer-dir would write one checkpoint); any other role (e.g. a
+    process that only collects into the shared buffer, or a rank > 0 of one multi-process launch) takes no lock and
+    joins the buffer as it is. join: a new learner may take a buffer that already holds files (a learner joining its
+    collectors, or a run training on another run's buffer); a checkpoint without --resume is still refused."""
     buffer_root, ckpt_path = Path(buffer_root), Path(ckpt_path)
     try:
         buffer_root.mkdir(parents=True, exist_ok=True)
         lock = open(buffer_root / f"{role}.lock", "a+")
     except OSError as e:
         raise ValueError(f"--buffer-dir {str(buffer_root.parent)!r}: cannot write {buffer_root} ({e})") from None
-    if role == "learner":
-        try:
-            # a POSIX record lock: the OS releases it when this process ends, however it ends, and forked children
-            # (DataLoader workers, async envs) do not hold it (with flock they would, until they notice the parent died)
-            fcntl.lockf(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except (BlockingIOError, PermissionError):
-            lock.seek(0)
-            pid = lock.read().strip() or "?"
-            raise RuntimeError(
-                f"run {buffer_root.name!r} is in use by another process (PID {pid} holds {lock.name}): wait for it "
-                "to end, or pick another --run-name"
-            ) from None
-        lock.seek(0)
-        lock.truncate()
-        lock.write(f"{os.getpid()}\n")
-        lock.flush()
     fifo = buffer_root / "fifo"
     if role != "learner":
-        return lock
+        return [lock]
+    take_lock(lock, buffer_root.name)
+    ckpt_path.parent.mkdir(parents=True, exist_ok=True)
+    run_lock = open(ckpt_path.parent / "learner.lock", "a+")
+    take_lock(run_lock, ckpt_path.parent.name)
     has_data = fifo.is_dir() and any(n.endswith(".npz") for n in os.listdir(fifo)) and not join
     if not resume and (ckpt_path.exists() or has_data):
         raise FileExistsError(
@@ -54,9 +44,29 @@ def claim_run(buffer_root, ckpt_path, resume, role="learner", join=False):
                 f"--resume: no checkpoint at {ckpt_path} (pass the --run-name of the run to continue)"
             )
         print(f"note: no checkpoint at {ckpt_path} yet: the run starts again from epoch 0 with its buffer's files")
-    remove_stale_tmps(fifo)
-    Path(str(ckpt_path) + ".tmp").unlink(missing_ok=True)  # a checkpoint write that was killed
-    return lock
+    # temp files of killed writers: trajectories, checkpoints, the latest policy, collector reports, spec.json
+    for folder in (fifo, buffer_root, ckpt_path.parent, ckpt_path.parent / "collectors"):
+        remove_stale_tmps(folder)
+    return [lock, run_lock]
+
+
+def take_lock(lock, name):
+    """An exclusive POSIX record lock on the open file `lock`, with this process's PID written in it; refused naming
+    the holder's PID. The OS releases it when the process ends, however it ends, and forked children (DataLoader
+    workers, async envs) do not hold it (with flock they would, until they notice the parent died)."""
+    try:
+        fcntl.lockf(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except (BlockingIOError, PermissionError):
+        lock.seek(0)
+        pid = lock.read().strip() or "?"
+        raise RuntimeError(
+            f"run {name!r} is in use by another process (PID {pid} holds {lock.name}): wait for it to end, or pick "
+            "another --run-name"
+        ) from None
+    lock.seek(0)
+    lock.truncate()
+    lock.write(f"{os.getpid()}\n")
+    lock.flush()
 
 
 def pid_alive(pid):
@@ -70,8 +80,8 @@ def pid_alive(pid):
 
 
 def remove_stale_tmps(folder):
-    """Trajectory files are written to `.{name}.{pid}.tmp` and renamed when whole: a temp file whose writer is gone
-    was killed mid-write. Those (and temp files without a pid) are removed; a live writer's are left alone."""
+    """Files are written to `.{name}.{pid}.tmp` and renamed when whole: a temp file whose writer is gone was killed
+    mid-write. Those (and temp files without a pid) are removed; a live writer's are left alone."""
     if not Path(folder).is_dir():
         return
     for name in os.listdir(folder):
@@ -110,19 +120,54 @@ def check_spec(buffer_root, env_id, obs_space, action_space):
     os.replace(tmp, path)
 
 
+_ignoring, _main_pid = None, None  # the process whose stop signals are ignored; the one that handles them
+
+
+def ignore_stop_signals(main_pid=None, worker_id=None):
+    """In a worker process (an async env's, a DataLoader's): leave Ctrl-C and SIGTERM to the main process, which stops
+    at a consistent point, saves, and closes its workers. SIGINT is ignored. SIGTERM is taken from the process's
+    signal mask by a thread and ends the worker only when it comes from the main process or the worker's parent (their
+    exit-time clean-up terminates workers; ignoring that would hang the exit); a SIGTERM sent to the whole process
+    group (kill -TERM -PGID, a scheduler, a terminal) is ignored: a DataLoader worker killed by it would make torch
+    raise in the main process, in the middle of its final checkpoint. Called in every process forked after StopSignals
+    (os.register_at_fork) and by DataLoader workers (worker_init_fn, which passes worker_id: their start method may
+    not fork). Programs that
+    a worker executes inherit SIGTERM blocked."""
+    global _ignoring
+    if not hasattr(signal, "sigwaitinfo") or _ignoring == os.getpid():  # macOS spawns workers with default handlers
+        return
+    _ignoring, senders = os.getpid(), {os.getppid(), main_pid or os.getppid()}
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread of the process
+        pass
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})  # threads started later inherit the mask
+
+    def wait():
+        while True:
+            if signal.sigwaitinfo({signal.SIGTERM}).si_pid in senders:
+                os._exit(128 + signal.SIGTERM)
+
+    threading.Thread(target=wait, daemon=True, name="sigterm-from-main").start()
+
+
 class StopSignals:
     """Ctrl-C (SIGINT) and SIGTERM set a flag that the training loop checks between env steps and between updates, so
     it stops at a consistent point and saves a checkpoint. A second Ctrl-C stops at once (without saving). Processes
-    forked afterwards (async env workers, DataLoader workers) inherit the handler: they run on until the main process
-    closes them, instead of dying under it."""
+    forked afterwards (async env workers, DataLoader workers) leave both signals to the main process
+    (ignore_stop_signals), which closes them: they neither die under it nor outlive it."""
 
     def __init__(self):
         self.signum, self.pid = 0, os.getpid()
         for s in (signal.SIGINT, signal.SIGTERM):
             signal.signal(s, self.handle)
+        global _main_pid
+        if _main_pid is None and hasattr(os, "register_at_fork"):  # once per process
+            os.register_at_fork(after_in_child=lambda: ignore_stop_signals(_main_pid))
+        _main_pid = self.pid
 
     def handle(self, signum, frame):
-        if os.getpid() != self.pid:  # a forked worker: the main process decides
+        if os.getpid() != self.pid:  # a forked worker, before ignore_stop_signals: the main process decides
             return
         if self.signum and signum == signal.SIGINT:
             raise KeyboardInterrupt

@@ -11,6 +11,7 @@ import numpy as np
 import torch
 from accelerate.utils import broadcast_object_list
 
+from common.checkpoint import CorruptFileError, safe_load
 from common.evaluate import evaluate, index_obs
 from common.logs import eval_metrics
 from common.rundir import claim_run
@@ -48,24 +49,35 @@ def collector_steps(run_dir):
 def load_latest(path, agent, seen, writer=None, step=0):
     """Loads `path` into agent if it changed since `seen` (the file's inode, mtime and size: os.replace gives every new
     version a new inode). Returns the new `seen` {"file": fingerprint, "updates": the update count acted with}; logs it
-    as charts/policy_updates and prints it when it changes. Reports this collector's env steps to the learner."""
+    as charts/policy_updates and prints it when it changes. Reports this collector's env steps to the learner. Loaded
+    with weights_only: anyone who can write the shared file must not run code in every collector. A file that cannot
+    be read (truncated, e.g. copied in by hand) keeps the current weights, and is read again next epoch."""
     seen = seen or {"file": None, "updates": 0}
     try:
         with open(path, "rb") as f:
             st = os.fstat(f.fileno())  # of the file opened: a rename after open() cannot mix two versions
             fingerprint = (st.st_ino, st.st_mtime_ns, st.st_size)
             if fingerprint != seen["file"]:
-                state = torch.load(f, map_location="cpu", weights_only=False)
-                load_matching(agent, state["agent"], path)
-                seen = {"file": fingerprint, "updates": state["updates"]}
-                print(f"collector: acting with the policy of update {state['updates']}", flush=True)
+                try:
+                    state = safe_load(f, path)
+                except CorruptFileError as e:  # e.g. a copy in progress on a shared filesystem: try again next epoch
+                    print(f"collector: {e}; acting with the current weights, retrying next epoch", flush=True)
+                else:
+                    load_matching(agent, state["agent"], path)
+                    seen = {"file": fingerprint, "updates": state["updates"]}
+                    print(f"collector: acting with the policy of update {state['updates']}", flush=True)
     except FileNotFoundError:  # no learner has written weights yet: act with the initial ones
-        pass
+        if not seen.get("told"):
+            print(
+                f"collector: no policy at {path} yet; acting with random initial weights until the learner writes one",
+                flush=True,
+            )
+            seen = {**seen, "told": True}
     if writer is not None:
         writer.add_scalar("charts/policy_updates", seen["updates"], step)
     report = Path(path).parent / "collectors" / f"{os.getpid()}.json"  # one per process: a restart adds its own
     report.parent.mkdir(parents=True, exist_ok=True)
-    tmp = report.with_suffix(".tmp")
+    tmp = report.with_name(f".{report.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps({"global_step": step, "updates": seen["updates"]}))
     os.replace(tmp, report)
     return seen
@@ -75,7 +87,7 @@ def load_weights(path, agent):
     """An agent's weights from a checkpoint.pt, policy_latest.pt or a --save-model file."""
     if not Path(path).exists():
         raise FileNotFoundError(f"no weights at {path}: pass --run-name of a run with a checkpoint, or --load-from")
-    state = torch.load(path, map_location="cpu", weights_only=False)
+    state = safe_load(path, path)
     load_matching(agent, state.get("agent", state), path)
 
 

@@ -3,6 +3,8 @@ what was wrong (the env id, step, key, file or flag) and what is accepted. The e
 the scripts reach them as `--env-id tests.test_faults:<id>`."""
 
 import os
+import random
+import re
 import shutil
 import signal
 import subprocess
@@ -30,7 +32,7 @@ from common.rundir import claim_run  # noqa: E402
 class FaultyEnv(gym.Env):
     """Box(4) observations, Discrete(3) actions, episodes of `length` steps (None: never ending; end_first: only the
     first episode of an instance ends). From step `bad_after` of an instance on, the reward is +inf or one observation
-    entry is NaN. reward "random": each step's reward is drawn from the env's seeded RNG."""
+    entry is NaN, or step raises. reward "random": each step's reward is drawn from the env's seeded RNG."""
 
     observation_space = gym.spaces.Box(-1.0, 1.0, (4,), np.float32)
     action_space = gym.spaces.Discrete(3)
@@ -57,13 +59,19 @@ class FaultyEnv(gym.Env):
         r = float(self.np_random.random()) if self.reward == "random" else 1.0
         if self.bad == "reward" and self.steps > self.bad_after:
             r = float("inf")
+        if self.bad == "huge" and self.steps > self.bad_after:
+            r = 1e30  # finite, but its square overflows float32
+        if self.bad == "raise" and self.steps > self.bad_after:
+            raise RuntimeError("the simulator crashed")
         ends = self.end_first if self.end_first and self.episodes == 1 else self.length
         return self.obs(), r, ends is not None and self.t >= ends, False, {}
 
 
 gym.register("FaultsInfReward-v0", entry_point=FaultyEnv, kwargs=dict(bad="reward", bad_after=60))
+gym.register("FaultsHugeReward-v0", entry_point=FaultyEnv, kwargs=dict(bad="huge", bad_after=60))
 gym.register("FaultsNanObs-v0", entry_point=FaultyEnv, kwargs=dict(bad="obs", bad_after=60))
 gym.register("FaultsRandomReturn-v0", entry_point=FaultyEnv, kwargs=dict(length=3, reward="random"))
+gym.register("FaultsStepRaises-v0", entry_point=FaultyEnv, kwargs=dict(bad="raise", bad_after=3))
 gym.register("FaultsNeverEnds-v0", entry_point=FaultyEnv, kwargs=dict(length=None))
 gym.register("FaultsEndsOnce-v0", entry_point=FaultyEnv, kwargs=dict(length=None, end_first=3))
 
@@ -103,8 +111,13 @@ def unchanged(saved):
 # --------------------------------------------------- what an env emits ---------------------------------------------------
 @pytest.mark.parametrize(
     "script, env, what",
-    [(SCRIPT, "FaultsInfReward-v0", "reward inf"), (MULTITASK_SCRIPT, "FaultsNanObs-v0", "observation 'observation'")],
-    ids=["inf-reward", "nan-obs"],
+    [
+        (SCRIPT, "FaultsInfReward-v0", "non-finite reward inf"),
+        (MULTITASK_SCRIPT, "FaultsNanObs-v0", "non-finite observation 'observation'"),
+        (SCRIPT, "FaultsHugeReward-v0", "reward 1e+30 x --reward-multiplier 10 = 1e+31 exceeds 1e+14"),
+        (MULTITASK_SCRIPT, "FaultsHugeReward-v0", "reward 1e+30 x --reward-multiplier 10 = 1e+31 exceeds 1e+14"),
+    ],
+    ids=["inf-reward", "nan-obs", "huge-reward", "huge-reward-multitask"],
 )
 def test_nonfinite_env_output_stops_before_the_buffer(tmp_path, script, env, what):
     """A bad step (at each actor's 61st step, in epoch 7) is a clear error; the checkpoint of epoch 6 and every file
@@ -113,10 +126,12 @@ def test_nonfinite_env_output_stops_before_the_buffer(tmp_path, script, env, wha
         tmp_path, script, check=False, **{**RUN, "env_id": ENV + env, "total_timesteps": 200, "eval_interval": 0}
     )
     assert out.returncode != 0
-    assert f"env {env}, actor 0, env step 120" in out.stderr and f"non-finite {what}" in out.stderr, out.stderr[-2000:]
+    assert f"env {env}, actor 0, env step 120" in out.stderr and what in out.stderr, out.stderr[-2000:]
     assert ckpt(tmp_path)["counters"]["epoch"] == 6
     files = list((tmp_path / "buffers/r/fifo").glob("*.npz"))
-    assert files and all(np.isfinite(np.load(f)[k]).all() for f in files for k in ("rewards", "obs_observation"))
+    data = [np.load(f) for f in files]
+    assert files and all(np.isfinite(d[k]).all() for d in data for k in ("rewards", "obs_observation"))
+    assert max(np.abs(d["rewards"]).max() for d in data) <= 1.0  # the bad step never reached a file
 
 
 @SCRIPTS
@@ -342,3 +357,295 @@ def test_replay_cache_is_bounded_by_bytes(tmp_path):
         next(stream)
     cache = stream.gi_frame.f_locals["cache"]
     assert len(cache) == 3000 // size and cache.nbytes == len(cache) * size <= 3000
+
+
+# ------------------------------------------------ weights files, disks, signals ------------------------------------------------
+class RunsCode:
+    """Pickled, calls os.system on load: what a crafted weights file does."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return os.system, (f"touch {self.marker}",)
+
+
+def small_run_state():
+    agent, _ = make_agent("discrete")
+    opt = torch.optim.AdamW(agent.trainable_parameters(), lr=1e-3)
+    return agent, opt, amago_agent.EpsilonGreedy(2, gym.spaces.Discrete(3), 1.0, 0.05, 100, 0)
+
+
+def test_crafted_weights_files_are_refused_and_run_nothing(tmp_path):
+    """checkpoint.pt (--resume), policy_latest.pt (every collector) and --load-from load tensors and plain data only."""
+    from common.checkpoint import UnsafeFileError
+    from common.scale import load_latest, load_weights
+
+    agent, opt, explore = small_run_state()
+    marker, evil = tmp_path / "ran", tmp_path / "evil.pt"
+    torch.save({"agent": RunsCode(marker), "updates": 1}, evil)
+    refused = f"refusing to load {evil}: it holds Python objects"
+    with pytest.raises(UnsafeFileError, match=refused):
+        amago_agent.load_checkpoint(evil, agent, opt, explore)
+    with pytest.raises(UnsafeFileError, match=refused):
+        load_latest(evil, agent, None)
+    with pytest.raises(UnsafeFileError, match=refused):
+        load_weights(evil, agent)
+    assert not marker.exists()
+
+
+def test_checkpoints_hold_plain_data_and_restore_every_rng(tmp_path):
+    agent, opt, explore = small_run_state()
+    explore.scale = explore.rng.random(2)
+    amago_agent.save_checkpoint(tmp_path / "c.pt", agent, opt, explore, {"updates": 3})
+    torch.load(tmp_path / "c.pt", weights_only=True)  # no allow-list needed
+    draws = lambda: (random.random(), np.random.rand(), torch.rand(1).item(), explore.rng.random(), *explore.scale)  # noqa: E731
+    expected = draws()
+    fresh = small_run_state()[2]
+    assert amago_agent.load_checkpoint(tmp_path / "c.pt", agent, opt, fresh) == {"updates": 3}
+    explore = fresh
+    assert draws() == expected
+
+
+def test_a_corrupt_checkpoint_falls_back_to_the_one_before(tmp_path, capsys):
+    from common.checkpoint import CorruptFileError
+
+    agent, opt, explore = small_run_state()
+    path, prev = tmp_path / "checkpoint.pt", tmp_path / "checkpoint.prev.pt"
+    for updates in (1, 2):
+        amago_agent.save_checkpoint(path, agent, opt, explore, {"updates": updates})
+    assert amago_agent.load_checkpoint(path, agent, opt, explore) == {"updates": 2}
+    path.write_bytes(path.read_bytes()[:1000])  # truncated
+    assert amago_agent.load_checkpoint(path, agent, opt, explore) == {"updates": 1}
+    err = capsys.readouterr().err
+    assert f"{path} is corrupt or truncated" in err and f"resuming from the checkpoint before it, {prev}" in err
+    prev.unlink()
+    with pytest.raises(CorruptFileError, match=f"{path} is corrupt or truncated .*no older checkpoint"):
+        amago_agent.load_checkpoint(path, agent, opt, explore)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        OSError(28, "No space left on device"),
+        RuntimeError("[enforce fail at inline_container.cc:603] . unexpected pos"),
+    ],
+    ids=["enospc", "torch-writer"],
+)
+def test_a_full_disk_during_a_checkpoint_says_so_and_keeps_the_last_one(tmp_path, monkeypatch, error):
+    import common.checkpoint
+
+    agent, opt, explore = small_run_state()
+    path = tmp_path / "checkpoint.pt"
+    amago_agent.save_checkpoint(path, agent, opt, explore, {"updates": 1})
+    saved = path.read_bytes()
+
+    def full(state, f):
+        Path(f).write_bytes(b"partial")
+        raise error
+
+    monkeypatch.setattr(common.checkpoint.torch, "save", full)
+    with pytest.raises(OSError, match=f"cannot write {path}: no space left on the device.*{path} is intact"):
+        amago_agent.save_checkpoint(path, agent, opt, explore, {"updates": 2})
+    assert path.read_bytes() == saved and sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint.pt"]
+
+
+def test_collectors_keep_their_weights_through_a_truncated_or_missing_policy_file(tmp_path, capsys):
+    from common.scale import load_latest, save_latest
+
+    agent, _ = make_agent("discrete")
+    latest = tmp_path / "runs/r/policy_latest.pt"
+    seen = load_latest(latest, agent, None)
+    seen = load_latest(latest, agent, seen)
+    out = capsys.readouterr().out
+    assert out.count(f"collector: no policy at {latest} yet; acting with random initial weights until the learner") == 1
+    save_latest(latest, agent, 5)
+    seen = load_latest(latest, agent, seen)
+    before = {k: v.clone() for k, v in agent.state_dict().items()}
+    latest.write_bytes(latest.read_bytes()[:1000])  # e.g. copied in by hand, half-way
+    assert load_latest(latest, agent, seen)["updates"] == 5
+    assert f"collector: {latest} is corrupt or truncated" in capsys.readouterr().out
+    assert all(torch.equal(before[k], v) for k, v in agent.state_dict().items())
+    save_latest(latest, agent, 6)  # the learner's next one is read
+    assert load_latest(latest, agent, seen)["updates"] == 6
+
+
+def start_script(cwd, script=SCRIPT, **args):
+    """The script in its own process group (as a scheduler or a shell job runs it), output piped."""
+    env = {"PYTHONPATH": str(ROOT), "PATH": os.environ["PATH"], "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, str(script), *flags(**{**TINY_RUN, **args})]
+    return subprocess.Popen(
+        cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+
+
+def finish(proc, timeout=120):
+    """(stdout, stderr) once the process ends; a process that hangs is killed with its group, and the test fails."""
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail(f"hung: still running {timeout} s after it should have ended")
+
+
+def test_an_env_error_in_async_mode_exits_with_the_error(tmp_path):
+    """The env workers leave SIGTERM to the main process: the exit-time clean-up that terminates them cannot hang."""
+    proc = start_script(tmp_path, **{**RUN, "env_id": ENV + "FaultsStepRaises-v0", "env_mode": "async"})
+    _, stderr = finish(proc)
+    assert proc.returncode == 1 and "RuntimeError: the simulator crashed" in stderr, stderr[-2000:]
+    assert re.search(r"env FaultsStepRaises-v0, env step \d+ \(all actors together\): the env raised", stderr)
+    assert "no checkpoint was saved yet" in stderr
+
+
+@pytest.mark.parametrize("env_mode", ["sync", "async"])
+def test_sigterm_to_the_process_group_saves_a_checkpoint(tmp_path, env_mode):
+    """kill -TERM -PGID (SLURM, systemd, a shell's job control) reaches the DataLoader and env workers too: they leave
+    it to the main process, which saves and exits 143."""
+    args = {**RUN, "total_timesteps": 100_000, "batches_per_epoch": 20, "num_workers": 1, "eval_interval": 0}
+    proc = start_script(tmp_path, **args, env_mode=env_mode)
+    while not (tmp_path / "runs/r/checkpoint.pt").exists() and proc.poll() is None:
+        time.sleep(0.05)
+    time.sleep(0.5)  # into the next epoch
+    os.killpg(proc.pid, signal.SIGTERM)
+    stdout, stderr = finish(proc)
+    assert proc.returncode == 143 and "Traceback" not in stderr, stderr[-2000:]
+    assert f"checkpoint saved at epoch {ckpt(tmp_path)['counters']['epoch']}; continue with --resume" in stdout
+
+
+def test_sigterm_to_the_launcher_saves_the_learners_checkpoint(tmp_path, finished_run):
+    """The launcher forwards SIGTERM to the learner's process group (its DataLoader worker included)."""
+    copy_run(finished_run, tmp_path)
+    args = {**RUN, "total_timesteps": 100_000, "batches_per_epoch": 20, "num_workers": 1, "resume": True}
+    env = {"PYTHONPATH": str(ROOT), "PATH": os.environ["PATH"], "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-m", "common.launch", "--collectors", "0", str(SCRIPT), *flags(**{**TINY_RUN, **args})]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = (tmp_path / "runs/r/checkpoint.pt").stat().st_mtime_ns
+    while (tmp_path / "runs/r/checkpoint.pt").stat().st_mtime_ns == first and proc.poll() is None:
+        time.sleep(0.05)  # the learner trains: it wrote its first checkpoint
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = finish(proc)
+    assert proc.returncode == 143 and "Traceback" not in stderr, stderr[-2000:]
+    assert f"checkpoint saved at epoch {ckpt(tmp_path)['counters']['epoch']}; continue with --resume" in stdout
+
+
+def test_a_learner_killed_under_the_launcher_is_reported(tmp_path):
+    script = tmp_path / "fake.py"  # a learner and a collector that run until killed; the learner tells its PID
+    script.write_text(
+        "import os, sys, time\nif 'learn' in sys.argv: open('pid', 'w').write(str(os.getpid()))\ntime.sleep(120)\n"
+    )
+    cmd = [sys.executable, "-m", "common.launch", str(script), "--run-name", "r"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    while not (tmp_path / "pid").exists() or not (tmp_path / "pid").read_text():
+        time.sleep(0.05)
+    pid = int((tmp_path / "pid").read_text())
+    os.kill(pid, signal.SIGKILL)
+    _, stderr = finish(proc)
+    assert proc.returncode == 137
+    assert f"the learner (PID {pid}) was killed by SIGKILL. Its last checkpoint (runs/r/checkpoint.pt" in stderr
+    assert "is intact: add --resume to the same command to continue from it" in stderr
+
+
+def test_two_runs_of_one_name_with_other_buffer_dirs_are_refused(tmp_path):
+    """The run folder runs/<name>/ (its checkpoint) is locked like the buffer: a second run of the name is refused
+    whatever its --buffer-dir, and writes nothing."""
+    code = "import time; from common.rundir import claim_run; lock = claim_run('buffers/r', 'runs/r/checkpoint.pt', False); print('held', flush=True); time.sleep(60)"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline() == "held\n"
+        out = run_script(tmp_path, check=False, **{**RUN, "buffer_dir": "other"})
+        assert out.returncode != 0, out.stderr[-2000:]
+        assert f"run 'r' is in use by another process (PID {holder.pid} holds runs/r/learner.lock)" in out.stderr
+        assert not (tmp_path / "runs/r/checkpoint.pt").exists() and not list(tmp_path.glob("other/r/fifo/*"))
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_stale_temp_files_of_every_kind_are_removed_at_start(tmp_path, monkeypatch):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead, live = dead.stdout.strip(), os.getpid()
+    run, buf = tmp_path / "runs/r", tmp_path / "buffers/r"
+    (run / "collectors").mkdir(parents=True)
+    buf.mkdir(parents=True)
+    stale = [run / f".checkpoint.pt.{dead}.tmp", run / "checkpoint.pt.tmp", run / f".policy_latest.pt.{dead}.tmp"]
+    stale += [run / f"collectors/.{dead}.json.{dead}.tmp", buf / f".spec.json.{dead}.tmp"]
+    kept = [run / f".checkpoint.pt.{live}.tmp", buf / f".spec.json.{live}.tmp"]
+    for p in stale + kept:
+        p.write_bytes(b"x")
+    claim_run(buf, run / "checkpoint.pt", resume=False)
+    assert [p for p in stale if p.exists()] == [] and all(p.exists() for p in kept)
+    for p in kept:
+        p.unlink()
+    import common.checkpoint
+
+    tmps = []  # the checkpoint's temp file carries the writer's PID
+    real = common.checkpoint.os.replace
+    monkeypatch.setattr(common.checkpoint.os, "replace", lambda src, dst: (tmps.append(Path(src).name), real(src, dst)))
+    agent, opt, explore = small_run_state()
+    amago_agent.save_checkpoint(run / "checkpoint.pt", agent, opt, explore, {"updates": 1})
+    assert tmps == [f".checkpoint.pt.{live}.tmp"]
+
+
+# ------------------------------------------------------- guards -------------------------------------------------------
+def test_a_huge_finite_reward_is_refused_naming_it():
+    from common.guards import check_reward_scale
+
+    check_reward_scale("E-v0", 8, np.array([1.0, -1e13]), 10.0)  # 1e14: at the bound
+    with pytest.raises(FloatingPointError, match=r"env E-v0, actor 1, env step 8 .*: reward 1e\+30 x --reward-multi"):
+        check_reward_scale("E-v0", 8, np.array([1.0, 1e30]), 10.0)
+    with pytest.raises(FloatingPointError, match=r"= 1e\+15 exceeds 1e\+14, beyond which the critic"):
+        check_reward_scale("E-v0", 8, np.array([-1e14, np.inf]), 10.0)  # inf is check_finite's
+
+
+def test_an_env_error_names_the_env_the_step_and_the_saved_checkpoint():
+    from common.guards import env_errors
+
+    envs = gym.vector.SyncVectorEnv([lambda: FaultyEnv(bad="raise", bad_after=0)])
+    envs.reset(seed=0)
+    with pytest.raises(
+        RuntimeError, match="env E-v0, env step 6 .*: the env raised RuntimeError: the simulator crash"
+    ) as e:
+        with env_errors("E-v0", 6, "runs/r/checkpoint.pt", saved_epoch=3):
+            envs.step(np.array([0]))
+    assert "the checkpoint of epoch 3 (runs/r/checkpoint.pt) is intact; --resume continues" in str(e.value)
+    assert isinstance(e.value.__cause__, RuntimeError)  # the env's own traceback stays chained
+
+    class Grows(FaultyEnv):  # the observation's shape changes mid-episode
+        def obs(self):
+            return np.zeros(4 + self.t, np.float32)
+
+    envs = gym.vector.SyncVectorEnv([Grows])
+    envs.reset(seed=0)
+    with pytest.raises(RuntimeError, match=r"an observation does not fit the env's observation space Box.*shape chan"):
+        with env_errors("E-v0", 6, "runs/r/checkpoint.pt", obs_space=envs.single_observation_space):
+            envs.step(np.array([0]))
+    with pytest.raises(KeyboardInterrupt), env_errors("E-v0", 6, "c.pt"):  # Ctrl-C passes through
+        raise KeyboardInterrupt
+
+
+def test_buffer_folders_list_only_trajectory_files_and_name_the_rest(tmp_path):
+    from common.guards import list_trajectory_files
+
+    (tmp_path / "1_a.npz").write_bytes(b"x")
+    (tmp_path / "2_dir.npz").mkdir()
+    (tmp_path / "3_link.npz").symlink_to(tmp_path / "1_a.npz")
+    (tmp_path / "4_notes.txt").write_text("")
+    (tmp_path / ".5_b.npz.123.tmp").write_bytes(b"x")  # a writer in progress: silent
+    with pytest.warns(UserWarning) as w:
+        assert list_trajectory_files(tmp_path) == [str(tmp_path / "1_a.npz")]
+    assert sorted(str(m.message).split(": ")[0] for m in w) == [
+        f"skipping {tmp_path / n} in the replay buffer" for n in ("2_dir.npz", "3_link.npz", "4_notes.txt")
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once per name
+        assert list_trajectory_files(tmp_path) == [str(tmp_path / "1_a.npz")]
+        assert list_trajectory_files(tmp_path / "missing") == []

@@ -30,6 +30,8 @@ def check_args(args):
     lo, hi = args.discrete_clip
     if not 0 <= lo < hi <= 1:
         raise ValueError(f"--discrete-clip {args.discrete_clip} must satisfy 0 <= low < high <= 1")
+    if args.max_steps_per_update is not None and args.max_steps_per_update <= 0:
+        raise ValueError(f"--max-steps-per-update must be > 0 (or None: no cap), got {args.max_steps_per_update}")
     if (args.load_from or args.save_trajs_to) and not args.eval_only:
         raise ValueError("--load-from and --save-trajs-to go with --eval-only")
     if args.eval_only and args.mode != "both":

@@ -4,16 +4,17 @@
 
 The launcher's own options (--collectors, --steps-per-update, --learner-cmd, --collector-flags) come before the
 script; everything after it goes to every process. This starts 1 collector (`amago_agent.py [flags] --mode collect`,
-seed --seed+1000; a second one gets --seed+2000; output in runs/r/collector{i}.log), then the learner (`--mode learn`,
-its output passes through), which writes its weights and runs/r/learner.json, waits until the buffer holds a file and
-trains for the epochs its --total-timesteps gives. Collectors live as long as the learner: they wait until it runs,
-and end when it ends (its learner.json says "done"), at their next epoch; their own --total-timesteps is set out of
-reach. --steps-per-update caps the run's env steps per learner update (default 16: 4x one process's 4, its 800 env
-steps per 200 updates with the default flags; 0: no cap): collectors wait for the learner beyond it, after an
-allowance of one learner epoch. Ctrl-C / SIGTERM go to every process (the learner saves its checkpoint). One collector per free core:
-on 2 cores, one. --learner-cmd runs the learner through a multi-process launcher, e.g. "torchrun --nproc_per_node 2"
-or "accelerate launch --multi_gpu --num_processes 2". --resume goes to the learner only (a collector always starts
-afresh: it has no state worth keeping); --collector-flags go to the collectors only, after the others."""
+seed --seed+1000; a second one gets --seed+2000; output in runs/r/collector{i}.log), then the learner (`--mode
+learn`, its output passes through), which writes its weights and runs/r/learner.json, waits until the buffer holds a
+file and trains for the epochs its --total-timesteps gives. Collectors live as long as the learner: they wait until
+it runs, and end when it ends (its learner.json says "done"), at their next epoch; their own --total-timesteps is
+set out of reach. --steps-per-update caps the run's env steps per learner update (default 16: 4x one process's 4,
+its 800 env steps per 200 updates with the default flags; 0: no cap): collectors wait for the learner beyond it,
+after an allowance of one learner epoch. Ctrl-C / SIGTERM go to every process (the learner saves its checkpoint).
+One collector per free core: on 2 cores, one. --learner-cmd runs the learner through a multi-process launcher, e.g.
+"torchrun --nproc_per_node 2" or "accelerate launch --multi_gpu --num_processes 2". --resume goes to the learner
+only (a collector always starts afresh: it has no state worth keeping); --collector-flags go to the collectors only,
+after the others."""
 
 import argparse
 import os

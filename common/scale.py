@@ -117,7 +117,7 @@ def learner_status(run_dir):
     return status
 
 
-def wait_for_learner(run_dir, args, buffer, stop, epoch, step, poll_s=2.0):
+def wait_for_learner(run_dir, args, buffer, stop, epoch, step, poll_s=0.5):
     """A collector's check at the start of each epoch: False when it is to end (its learner ended, or a stop signal),
     True when it may collect the epoch. Before its first epoch it waits for a live learner (a learner.json of an
     earlier run, "done" or with a dead pid, is none); after that, a learner that is not live has ended. With

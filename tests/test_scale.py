@@ -102,7 +102,7 @@ def test_learner_and_two_collectors_share_one_buffer(tmp_path):
     """`python -m common.launch`: 2 collectors fill the buffer with the learner's latest weights (their version rises);
     the learner trains on their files and is the only process that deletes (--buffer-max-size 6)."""
     run = dict(total_timesteps=10 * 30 * 2, batches_per_epoch=20, buffer_max_size=6, checkpoint_interval=1)
-    launch(tmp_path, ["--collectors", "2"], run)
+    launch(tmp_path, ["--collectors", "2", "--steps-per-update", "0"], run)  # uncapped: collectors never wait
     c = counters(tmp_path)
     assert c["epoch"] == 10 and c["updates"] == 200  # every epoch trained: the learner waited for the first file
     assert c["global_step"] > 0 and c["frames"] == {}  # env steps: the collectors' (the learner collects none)

@@ -260,6 +260,8 @@ class Args:
     # is a mean over its own) and the running statistics (input norm, PopArt) do not move between them (they do)
     batches_per_update: int = 1
     """gradient accumulation: each optimizer update averages the gradients of this many batches"""
+    max_steps_per_update: Optional[float] = None
+    """a collector waits while the run's env steps exceed this many per learner update (after one learner epoch's)"""
 
 
 # =================================================== Environment ====================================================
@@ -1586,13 +1588,18 @@ if __name__ == "__main__":
     owner = main_process and args.mode != "collect"  # writes checkpoints and policy_latest.pt, deletes old files
     latest = run_dir / "policy_latest.pt"  # the learner's newest weights, for collector processes
     seen = None  # a collector: which version of `latest` it acts with
+    if owner:  # its weights and runs/<run>/learner.json, which collectors follow (until it writes "done" at exit)
+        scale.start_learner(run_dir, latest, policy, counters)
     scale.wait_for_data(args, buffer, stop, epochs)  # --mode learn: until the collectors' first file
     progress = tqdm(range(counters["epoch"], epochs), initial=counters["epoch"], total=epochs, dynamic_ncols=True)
     for epoch in progress:
         at_start = {"global_step": counters["global_step"], "frames": dict(counters["frames"])}
         collect = args.mode != "learn" and epoch >= args.start_collecting_at_epoch  # roles and offline phases
         learn = args.mode != "collect" and epoch >= args.start_learning_at_epoch
-        if args.mode == "collect":  # act with the learner's latest weights (charts/policy_updates: their updates)
+        if args.mode == "collect":  # follows a live learner: waits for it (and --max-steps-per-update), ends with it
+            if not scale.wait_for_learner(run_dir, args, buffer, stop, epoch, counters["global_step"]):
+                break
+            # act with the learner's latest weights (charts/policy_updates: their updates)
             seen = scale.load_latest(latest, policy, seen, writer, counters["global_step"])
         # ALGO LOGIC: collect timesteps_per_epoch steps per actor
         policy.eval()  # acting: no dropout, and sigma-reparam layers cache their weights (SigmaReparam.train)
@@ -1651,6 +1658,8 @@ if __name__ == "__main__":
             writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], counters["global_step"])
         if learn and owner:  # collector processes reload it when it changes
             scale.save_latest(latest, policy, counters["updates"])
+        if owner:
+            scale.write_status(run_dir, counters["updates"])
         if learn and args.mode == "learn":  # a learner that does not collect counts its collectors' env steps
             counters["global_step"] = scale.collector_steps(run_dir)
         if stop:  # the unfinished epoch is done again on --resume: its env steps are counted then, once

@@ -1,5 +1,6 @@
 """Throughput of one learner with 1 and 2 collector processes (`python -m common.launch`) against one `--mode both`
-process, at the same sizes, for the same wall-clock time each:
+process, at the same sizes, for the same wall-clock time each, with no cap on env steps per update
+(`--steps-per-update 0`):
 
     OMP_NUM_THREADS=1 python benchmarks/scale_throughput.py --minutes 4 -- --env-id LunarLander-v2
 
@@ -34,7 +35,8 @@ def run(setup, minutes, flags):
     if setup == "both":
         cmd = [sys.executable, script, *common]
     else:  # learn_c1, learn_c2: a learner and that many collectors
-        cmd = [sys.executable, "-m", "common.launch", "--collectors", setup[-1], script, *common]
+        launch = [sys.executable, "-m", "common.launch", "--collectors", setup[-1], "--steps-per-update", "0"]
+        cmd = [*launch, script, *common]  # uncapped: the rates of the processes as they are
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     start = time.time()
     proc = subprocess.Popen(cmd, cwd=out, env=env, stdout=open(out / "stdout.log", "w"), stderr=subprocess.STDOUT)

@@ -38,6 +38,8 @@ def check_args(args):
         value = getattr(args, name)
         if value not in kinds.split() and ":" not in value:
             raise ValueError(f"--{name.replace('_', '-')} {value!r}: choose {', '.join(kinds.split())}, or module:f")
+    if args.max_steps_per_update is not None and args.max_steps_per_update <= 0:
+        raise ValueError(f"--max-steps-per-update must be > 0 (or None: no cap), got {args.max_steps_per_update}")
     if (args.load_from or args.save_trajs_to) and not args.eval_only:
         raise ValueError("--load-from and --save-trajs-to go with --eval-only")
     if args.eval_only and args.mode != "both":

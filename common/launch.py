@@ -1,18 +1,20 @@
 """A learner and its collectors, on one buffer, in one command:
 
-    python -m common.launch --collectors 1 --collector-flags "--total-timesteps 1000000000" \\
-        amago_agent.py --run-name r --env-id LunarLander-v2 [flags]
+    python -m common.launch --collectors 1 amago_agent.py --run-name r --env-id LunarLander-v2 [flags]
 
-The launcher's own options (--collectors, --learner-cmd, --collector-flags) come before the script; everything after
-it goes to every process. This starts 1 collector (`amago_agent.py [flags] --mode collect`, seed --seed+1000; a
-second one gets --seed+2000; output in runs/r/collector{i}.log), then the learner (`--mode learn`, its output passes
-through), which waits until the buffer holds a file and trains for the epochs its --total-timesteps gives. A
-collector stops at its own --total-timesteps, after which the learner trains on a buffer that no longer grows: hence
-the collectors' large budget above, which they never reach, since they get SIGTERM when the learner ends. Ctrl-C /
-SIGTERM go to every process (the learner saves its checkpoint). One collector per free core: on 2 cores, one.
---learner-cmd runs the learner through a multi-process launcher, e.g. "torchrun --nproc_per_node 2" or "accelerate
-launch --multi_gpu --num_processes 2". --resume goes to the learner only (a collector always starts afresh: it has no
-state worth keeping); --collector-flags go to the collectors only."""
+The launcher's own options (--collectors, --steps-per-update, --learner-cmd, --collector-flags) come before the
+script; everything after it goes to every process. This starts 1 collector (`amago_agent.py [flags] --mode collect`,
+seed --seed+1000; a second one gets --seed+2000; output in runs/r/collector{i}.log), then the learner (`--mode
+learn`, its output passes through), which writes its weights and runs/r/learner.json, waits until the buffer holds a
+file and trains for the epochs its --total-timesteps gives. Collectors live as long as the learner: they wait until
+it runs, and end when it ends (its learner.json says "done"), at their next epoch; their own --total-timesteps is
+set out of reach. --steps-per-update caps the run's env steps per learner update (default 16: 4x one process's 4,
+its 800 env steps per 200 updates with the default flags; 0: no cap): collectors wait for the learner beyond it,
+after an allowance of one learner epoch. Ctrl-C / SIGTERM go to every process (the learner saves its checkpoint).
+One collector per free core: on 2 cores, one. --learner-cmd runs the learner through a multi-process launcher, e.g.
+"torchrun --nproc_per_node 2" or "accelerate launch --multi_gpu --num_processes 2". --resume goes to the learner
+only (a collector always starts afresh: it has no state worth keeping); --collector-flags go to the collectors only,
+after the others."""
 
 import argparse
 import os
@@ -47,9 +49,13 @@ def without(flags, name, takes_value):
     return out
 
 
-def commands(script, flags, collectors, learner_cmd, collector_flags=""):
+COLLECTOR_TIMESTEPS = 10**15  # a collector's --total-timesteps: out of reach, the learner's end ends it
+GRACE_S = 60  # after the learner ends, how long collectors have to end on their own before SIGTERM
+
+
+def commands(script, flags, collectors, learner_cmd, collector_flags="", steps_per_update=None):
     """-> (run name, [collector commands], learner command). A run name is made if flags have none: every process
-    must name the same run."""
+    must name the same run. steps_per_update: the collectors' --max-steps-per-update (None or 0: no cap)."""
     for name in ("--mode", "--eval-only"):
         if flag_value(flags, name) is not None or name in flags:
             raise ValueError(f"{name}: common.launch sets the roles itself; leave it out of the script's flags")
@@ -58,7 +64,10 @@ def commands(script, flags, collectors, learner_cmd, collector_flags=""):
         run_name = f"{Path(script).stem}__{int(time.time())}"
         flags = [*flags, "--run-name", run_name]
     seed = int(flag_value(flags, "--seed", "1"))
-    base = without(without(flags, "--seed", True), "--resume", False)
+    base = without(without(without(flags, "--seed", True), "--resume", False), "--total-timesteps", True)
+    base += ["--total-timesteps", str(COLLECTOR_TIMESTEPS)]
+    if steps_per_update:
+        base += ["--max-steps-per-update", f"{steps_per_update:g}"]
     collect = [
         [
             sys.executable,
@@ -81,17 +90,27 @@ def main(argv=None):
     p.add_argument("--collectors", type=int, default=1, help="collector processes (default 1)")
     p.add_argument("--learner-cmd", default=None, help='launcher of the learner, e.g. "torchrun --nproc_per_node 2"')
     p.add_argument(
+        "--steps-per-update",
+        type=float,
+        default=16.0,
+        help="the most env steps of the run per learner update (collectors wait beyond it, after one learner epoch's "
+        "allowance); default 16: 4x one process's 4 (800 env steps per 200 updates, the default flags); 0: no cap",
+    )
+    p.add_argument(
         "--collector-flags",
         default="",
-        help="flags for the collectors only (they win over the shared ones), e.g. '--total-timesteps 100000000 "
-        "--no-cuda': collectors that run until the learner ends, on the CPU",
+        help="flags for the collectors only (they win over the shared ones), e.g. '--no-cuda': collectors on the CPU",
     )
     p.add_argument("script", help="amago_agent.py or amago_multitask.py")
     p.add_argument("flags", nargs=argparse.REMAINDER, help="the script's flags, given to every process")
     a = p.parse_args(argv)
     if a.collectors < 0:
         p.error(f"--collectors must be >= 0, got {a.collectors}")
-    run_name, collect, learner = commands(a.script, a.flags, a.collectors, a.learner_cmd, a.collector_flags)
+    if a.steps_per_update < 0:
+        p.error(f"--steps-per-update must be >= 0 (0: no cap), got {a.steps_per_update}")
+    run_name, collect, learner = commands(
+        a.script, a.flags, a.collectors, a.learner_cmd, a.collector_flags, a.steps_per_update
+    )
     log_dir = Path("runs") / run_name
     log_dir.mkdir(parents=True, exist_ok=True)
     procs = []  # each in its own session: a terminal's Ctrl-C reaches them once, through the handler below
@@ -113,15 +132,19 @@ def main(argv=None):
     procs.append(subprocess.Popen(learner, start_new_session=True))
     print(f"learner (PID {procs[-1].pid}): {shlex.join(learner)}", flush=True)
     code = procs[-1].wait()
-    for proc in procs[:-1]:  # the learner is done: so are its collectors
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
+    deadline = time.time() + GRACE_S  # the learner is done: its collectors end at their next epoch
     for proc in procs[:-1]:
+        try:
+            proc.wait(timeout=max(deadline - time.time(), 0.1))
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGTERM)  # one that did not notice: it stops after its current env step
+    for i, proc in enumerate(procs[:-1]):
         try:
             proc.wait(timeout=60)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)  # a collector loses at most its unfinished trajectories
             proc.wait()
+        print(f"collector {i} ended (exit code {proc.returncode})", flush=True)
     return report(code, procs[-1].pid, log_dir, stopped)
 
 

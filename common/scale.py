@@ -2,8 +2,10 @@
 to collector processes through a file, and evaluate-only's recording of episodes as trajectory files. The roles' flags
 are the script's own (`Args`); `python -m common.launch` starts a learner and its collectors in one command."""
 
+import atexit
 import json
 import os
+import socket
 import time
 from pathlib import Path
 
@@ -14,7 +16,7 @@ from accelerate.utils import broadcast_object_list
 from common.checkpoint import CorruptFileError, safe_load
 from common.evaluate import evaluate, index_obs
 from common.logs import eval_metrics
-from common.rundir import claim_run
+from common.rundir import claim_run, pid_alive
 
 
 def claim(args, buffer_root, ckpt_path):
@@ -39,11 +41,26 @@ def save_latest(path, agent, updates):
     os.replace(tmp, path)
 
 
-def collector_steps(run_dir):
+def collector_steps(run_dir, own=None):
     """The env steps of a run's collectors, which each reports in {run_dir}/collectors/: a learner that does not
-    collect (--mode learn) logs at that step (every rank, so that all log alike)."""
+    collect (--mode learn) logs at that step (every rank, so that all log alike). own: this process's current steps,
+    in place of its own (older) report."""
     reports = Path(run_dir) / "collectors"
-    return sum(json.loads(p.read_text())["global_step"] for p in reports.glob("*.json")) if reports.is_dir() else 0
+    mine = f"{os.getpid()}.json" if own is not None else None
+    steps = [json.loads(p.read_text())["global_step"] for p in reports.glob("*.json") if p.name != mine]
+    return sum(steps) + (own or 0)
+
+
+def report(run_dir, step, updates=None):
+    """A collector's env steps (and the update count it acts with: None keeps the last reported) in
+    {run_dir}/collectors/{pid}.json, one per process (a restart adds its own), written atomically."""
+    path = Path(run_dir) / "collectors" / f"{os.getpid()}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if updates is None:
+        updates = json.loads(path.read_text())["updates"] if path.exists() else 0
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps({"global_step": step, "updates": updates}))
+    os.replace(tmp, path)
 
 
 def load_latest(path, agent, seen, writer=None, step=0):
@@ -75,12 +92,77 @@ def load_latest(path, agent, seen, writer=None, step=0):
             seen = {**seen, "told": True}
     if writer is not None:
         writer.add_scalar("charts/policy_updates", seen["updates"], step)
-    report = Path(path).parent / "collectors" / f"{os.getpid()}.json"  # one per process: a restart adds its own
-    report.parent.mkdir(parents=True, exist_ok=True)
-    tmp = report.with_name(f".{report.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps({"global_step": step, "updates": seen["updates"]}))
-    os.replace(tmp, report)
+    report(Path(path).parent, step, seen["updates"])
     return seen
+
+
+# ------------------------------------ the learner's status: learner -> collectors ------------------------------------
+def write_status(run_dir, updates, state="running"):
+    """{run_dir}/learner.json, written atomically: the learner's pid and host, its update count and its state
+    ("running" or "done"). Collectors follow it (wait_for_learner)."""
+    path = Path(run_dir) / "learner.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    status = {"pid": os.getpid(), "host": socket.gethostname(), "updates": updates, "state": state}
+    tmp.write_text(json.dumps(status))
+    os.replace(tmp, path)
+
+
+def start_learner(run_dir, latest, agent, counters):
+    """A learner (--mode learn or both) writes its weights and learner.json ("running") before it waits for data, so
+    that its collectors start at once, and learner.json "done" when it exits: a normal end, Ctrl-C / SIGTERM or an
+    error (kill -9 leaves "running" with a dead pid). counters: the run's, whose "updates" the exit writes."""
+    save_latest(latest, agent, counters["updates"])
+    write_status(run_dir, counters["updates"])
+    pid = os.getpid()  # not in forked workers, which exit without atexit handlers anyway
+    atexit.register(lambda: os.getpid() == pid and write_status(run_dir, counters["updates"], "done"))
+
+
+def learner_status(run_dir):
+    """learner.json's dict with "live": running, and its pid alive when on this host (a learner on another host
+    killed with kill -9 stays "running"); None when there is no learner.json."""
+    try:
+        status = json.loads((Path(run_dir) / "learner.json").read_text())
+    except FileNotFoundError:
+        return None
+    here = status.get("host") == socket.gethostname()
+    status["live"] = status["state"] == "running" and (not here or pid_alive(status["pid"]))
+    return status
+
+
+def wait_for_learner(run_dir, args, buffer, stop, epoch, step, poll_s=0.5):
+    """A collector's check at the start of each epoch: False when it is to end (its learner ended, or a stop signal),
+    True when it may collect the epoch. Before its first epoch it waits for a live learner (a learner.json of an
+    earlier run, "done" or with a dead pid, is none); after that, a learner that is not live has ended. With
+    --max-steps-per-update c it waits while the run's env steps (all collectors' reports, this one's at `step`) plus
+    this epoch's would exceed c * max(learner updates, batches_per_epoch): the learner's first epoch is the allowance.
+    A buffer without a file is never held back, since the learner waits for one."""
+    path, said, first = Path(run_dir) / "learner.json", None, epoch == 0
+    epoch_steps = args.timesteps_per_epoch * args.num_envs
+    while not stop:
+        status = learner_status(run_dir)
+        if status is None or not status["live"]:
+            if not first:
+                report(run_dir, step)
+                print("collector: the learner ended; stopping", flush=True)
+                return False
+            message = f"collector: waiting for the learner of {path} to start (--mode learn, same --run-name)"
+        elif args.max_steps_per_update is None or not buffer.files():
+            return True
+        else:
+            first, steps = False, collector_steps(run_dir, own=step)
+            allowed = args.max_steps_per_update * max(status["updates"], args.batches_per_epoch)
+            if steps + epoch_steps <= allowed:
+                return True
+            message = (
+                f"collector: waiting for the learner's updates ({steps} env steps for {status['updates']} updates, "
+                f"--max-steps-per-update {args.max_steps_per_update:g})"
+            )
+        if message != said:
+            print(message, flush=True)
+            said = message
+        time.sleep(poll_s)
+    return False
 
 
 def load_weights(path, agent):

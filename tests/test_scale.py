@@ -6,6 +6,7 @@ import copy
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -35,6 +36,29 @@ def counters(tmp_path, run="r"):
 
 def npz(folder):
     return sorted(folder.glob("*.npz"))
+
+
+def launch(tmp_path, launcher_flags, run):
+    cmd = [sys.executable, "-m", "common.launch", *launcher_flags, str(SCRIPT)]
+    cmd += flags(**{**TINY_RUN, **CARTPOLE, "run_name": "r", **run})
+    out = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env())
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
+    return out
+
+
+def learner_json(run_dir, pid, state="running", updates=0):
+    run_dir.mkdir(parents=True, exist_ok=True)
+    status = {"pid": pid, "host": socket.gethostname(), "updates": updates, "state": state}
+    (run_dir / "learner.json").write_text(json.dumps(status))
+
+
+def wait_for_text(path, text, proc, timeout=120):
+    deadline = time.time() + timeout  # a safety limit only
+    while time.time() < deadline and proc.poll() is None:
+        if path.exists() and text in path.read_text():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"{text!r} not in {path}: {path.read_text()[-2000:] if path.exists() else ''}")
 
 
 # ------------------------------------------------ gradient accumulation ------------------------------------------------
@@ -77,13 +101,8 @@ def test_gradient_accumulation_equals_one_big_batch():
 def test_learner_and_two_collectors_share_one_buffer(tmp_path):
     """`python -m common.launch`: 2 collectors fill the buffer with the learner's latest weights (their version rises);
     the learner trains on their files and is the only process that deletes (--buffer-max-size 6)."""
-    run = dict(
-        total_timesteps=10 * 30 * 2, batches_per_epoch=20, buffer_max_size=6, checkpoint_interval=1, run_name="r"
-    )
-    cmd = [sys.executable, "-m", "common.launch", "--collectors", "2"]
-    cmd += ["--collector-flags", "--total-timesteps 100000000", str(SCRIPT), *flags(**{**TINY_RUN, **CARTPOLE, **run})]
-    out = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=240, env=env())
-    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
+    run = dict(total_timesteps=10 * 30 * 2, batches_per_epoch=20, buffer_max_size=6, checkpoint_interval=1)
+    launch(tmp_path, ["--collectors", "2", "--steps-per-update", "0"], run)  # uncapped: collectors never wait
     c = counters(tmp_path)
     assert c["epoch"] == 10 and c["updates"] == 200  # every epoch trained: the learner waited for the first file
     assert c["global_step"] > 0 and c["frames"] == {}  # env steps: the collectors' (the learner collects none)
@@ -105,6 +124,7 @@ def test_learner_and_two_collectors_share_one_buffer(tmp_path):
 def test_killed_collector_and_killed_learner_lose_at_most_an_epoch(tmp_path):
     """A collector never deletes and loses only unfinished trajectories to kill -9 (files are written whole); a learner
     killed with kill -9 and restarted with --resume goes on from its last epoch's checkpoint."""
+    learner_json(tmp_path / "runs/r", os.getpid())  # this test stands for a live learner: the collector collects
     collector = subprocess.Popen(
         script_cmd(mode="collect", total_timesteps=10**8, buffer_max_size=2, run_name="r"),
         cwd=tmp_path, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -239,6 +259,8 @@ def test_multi_env_run_logs_per_env_and_evaluates_its_own_set(tmp_path):
 def test_bad_scale_flags_are_clear_errors(tmp_path):
     with pytest.raises(ValueError, match="--batches-per-update must be >= 1, got 0"):
         amago.check_args(amago.Args(batches_per_update=0))
+    with pytest.raises(ValueError, match="--max-steps-per-update must be > 0"):
+        amago.check_args(amago.Args(max_steps_per_update=0))
     with pytest.raises(ValueError, match="--load-from and --save-trajs-to go with --eval-only"):
         amago.check_args(amago.Args(save_trajs_to="x"))
     with pytest.raises(ValueError, match="--eval-only evaluates in one process"):
@@ -250,16 +272,139 @@ def test_bad_scale_flags_are_clear_errors(tmp_path):
 
 @pytest.mark.parametrize("flag", ["--mode", "--eval-only"])
 def test_launcher_sets_the_roles(flag):
-    from common.launch import commands
+    from common.launch import commands, flag_value
 
     with pytest.raises(ValueError, match=flag):
         commands("amago_agent.py", [flag, "learn"] if flag == "--mode" else [flag], 1, None)
-    name, collect, learner = commands(
-        "s.py", ["--seed", "3", "--resume", "--run-name", "r"], 2, "torchrun --nproc_per_node 2"
-    )
+    shared = ["--seed", "3", "--resume", "--run-name", "r", "--total-timesteps", "500"]
+    name, collect, learner = commands("s.py", shared, 2, "torchrun --nproc_per_node 2", "--no-cuda", 16.0)
     assert name == "r" and [c[-1] for c in collect] == ["1003", "2003"] and all("--resume" not in c for c in collect)
     assert learner[:3] == ["torchrun", "--nproc_per_node", "2"] and "--resume" in learner
-    assert learner[-2:] == ["--mode", "learn"]
+    assert learner[-2:] == ["--mode", "learn"] and flag_value(learner, "--total-timesteps") == "500"
+    for c in collect:  # the learner's end ends a collector, not its --total-timesteps; the cap and their own flags
+        assert int(flag_value(c, "--total-timesteps")) > 10**12 and c.count("--total-timesteps") == 1
+        assert flag_value(c, "--max-steps-per-update") == "16" and "--no-cuda" in c
+    assert "--max-steps-per-update" not in commands("s.py", shared, 1, None, "", 0)[1][0]  # 0: no cap
+
+
+class StopAfter:
+    """A stop signal that comes after n checks."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __bool__(self):
+        self.n -= 1
+        return self.n < 0
+
+
+def test_a_collector_follows_its_learner_and_the_ratio_cap(tmp_path, capsys):
+    """wait_for_learner: before its first epoch a collector waits for a live learner (none, or a learner.json left
+    "done"); later, a learner that is done or whose pid is dead has ended; with --max-steps-per-update c it collects
+    an epoch only while the run's steps (other collectors' reports + its own) stay within c * max(updates,
+    batches_per_epoch), and always while the buffer holds no file."""
+    from types import SimpleNamespace
+
+    from common.scale import report, wait_for_learner
+
+    run = tmp_path / "run"
+    args = SimpleNamespace(max_steps_per_update=2.0, batches_per_epoch=5, timesteps_per_epoch=5, num_envs=2)
+    files = SimpleNamespace(files=lambda: ["a.npz"])
+
+    def check(epoch, step, buffer=files, n=1):
+        return wait_for_learner(run, args, buffer, StopAfter(n), epoch, step, poll_s=0.01)
+
+    assert not check(0, 0) and "waiting for the learner" in capsys.readouterr().out  # no learner.json: waits
+    learner_json(run, os.getpid(), "done", 7)  # an earlier run's learner
+    assert not check(0, 0) and "to start" in capsys.readouterr().out
+    learner_json(run, os.getpid(), "running", 0)
+    assert check(0, 0)  # 0 + 10 steps <= 2 * max(0, 5)
+    assert not check(1, 10, n=2) and "10 env steps for 0 updates" in capsys.readouterr().out  # 20 > 10: waits
+    assert check(1, 10, buffer=SimpleNamespace(files=list))  # a buffer without a file: the learner waits for one
+    learner_json(run, os.getpid(), "running", 10)
+    assert check(1, 10)  # 20 <= 2 * 10
+    (run / "collectors").mkdir(parents=True, exist_ok=True)
+    (run / "collectors/1.json").write_text(json.dumps({"global_step": 5, "updates": 0}))  # another collector's
+    assert not check(1, 10) and "15 env steps for 10 updates" in capsys.readouterr().out
+    learner_json(run, os.getpid(), "done", 10)
+    assert not check(2, 30) and "the learner ended; stopping" in capsys.readouterr().out
+    report(run, 40)  # its final steps are reported when it ends
+    assert json.loads((run / f"collectors/{os.getpid()}.json").read_text())["global_step"] == 40
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    learner_json(run, int(dead.stdout), "running", 10)  # a learner killed with kill -9
+    assert not check(2, 30) and "the learner ended" in capsys.readouterr().out
+    args.max_steps_per_update = None  # no cap
+    learner_json(run, os.getpid(), "running", 0)
+    assert check(5, 10**6)
+
+
+def test_a_collector_without_a_learner_waits_and_ends_on_sigterm(tmp_path):
+    """A collector started before its learner, here with a learner.json of an earlier run that is done, collects
+    nothing and ends on SIGTERM."""
+    learner_json(tmp_path / "runs/r", os.getpid(), "done", 50)
+    log = tmp_path / "collector.log"
+    with open(log, "w") as f:
+        cmd = script_cmd(mode="collect", total_timesteps=10**8, run_name="r")
+        collector = subprocess.Popen(cmd, cwd=tmp_path, env=env(), stdout=f, stderr=subprocess.STDOUT)
+    try:
+        wait_for_text(log, "waiting for the learner", collector)
+        time.sleep(3)  # past a poll or two of learner.json
+        assert collector.poll() is None and not npz(tmp_path / "buffers/r/fifo")
+        collector.send_signal(signal.SIGTERM)
+        assert collector.wait(timeout=60) == 128 + signal.SIGTERM
+    finally:
+        if collector.poll() is None:
+            collector.kill()
+
+
+def test_collectors_stop_when_the_learner_stops(tmp_path):
+    """A collector given a --total-timesteps it never reaches ends, exit code 0, once its learner has ended; the
+    learner's learner.json says "done" with its update count."""
+    run = dict(total_timesteps=4 * 30 * 2, batches_per_epoch=4)
+    out = launch(tmp_path, ["--collectors", "1", "--collector-flags", "--total-timesteps 1000000000"], run)
+    assert "collector 0 ended (exit code 0)" in out.stdout, out.stdout[-2000:]
+    assert "collector: the learner ended; stopping" in (tmp_path / "runs/r/collector0.log").read_text()
+    status = json.loads((tmp_path / "runs/r/learner.json").read_text())
+    assert status["state"] == "done" and status["updates"] == 4 * 4
+
+
+def test_the_ratio_cap_holds(tmp_path):
+    """--steps-per-update 1 on a learner + collector run: the run's env steps stay within 1 per learner update (the
+    allowance of one learner epoch, 20 updates, is below the 400 here). Whether the collector had to wait depends on
+    the two processes' speeds: test_a_collector_waits_for_updates_beyond_the_cap makes it wait."""
+    cap, run = 1, dict(total_timesteps=20 * 30 * 2, batches_per_epoch=20)
+    out = launch(tmp_path, ["--collectors", "1", "--steps-per-update", str(cap)], run)
+    assert "collector 0 ended (exit code 0)" in out.stdout, out.stdout[-2000:]
+    assert "the learner ended; stopping" in (tmp_path / "runs/r/collector0.log").read_text()
+    from common.scale import collector_steps
+
+    updates = json.loads((tmp_path / "runs/r/learner.json").read_text())["updates"]
+    steps = collector_steps(tmp_path / "runs/r")
+    assert updates == 20 * 20 and 0 < steps <= cap * updates <= 1.1 * cap * updates
+
+
+def test_a_collector_waits_for_updates_beyond_the_cap(tmp_path):
+    """A collector process with --max-steps-per-update 1, its learner played by this test through learner.json:
+    it collects one epoch (60 steps: the allowance of one learner epoch, --batches-per-epoch 60), waits at 60 steps
+    for 0 updates, collects one more when the learner reports 120 updates, waits, and ends when the learner is done."""
+    from common.scale import collector_steps
+
+    run_dir, log = tmp_path / "runs/r", tmp_path / "collector.log"
+    learner_json(run_dir, os.getpid(), "running", 0)
+    with open(log, "w") as f:
+        cmd = script_cmd(mode="collect", total_timesteps=10**8, run_name="r", max_steps_per_update=1)
+        cmd += ["--batches-per-epoch", "60"]
+        collector = subprocess.Popen(cmd, cwd=tmp_path, env=env(), stdout=f, stderr=subprocess.STDOUT)
+    try:
+        wait_for_text(log, "waiting for the learner's updates (60 env steps for 0 updates", collector)
+        learner_json(run_dir, os.getpid(), "running", 120)
+        wait_for_text(log, "waiting for the learner's updates (120 env steps for 120 updates", collector)
+        learner_json(run_dir, os.getpid(), "done", 120)
+        assert collector.wait(timeout=60) == 0, log.read_text()[-2000:]
+    finally:
+        if collector.poll() is None:
+            collector.kill()
+    assert "the learner ended; stopping" in log.read_text() and collector_steps(run_dir) == 120
 
 
 def test_a_learner_counts_its_collectors_steps_and_writes_the_latest_weights(tmp_path):

@@ -20,9 +20,14 @@ from common.plot import plot_curves  # noqa: E402
 RESULTS = ROOT / "benchmarks" / "results"
 # recipe -> (CSV files, columns, y label); every other recipe: each <run>.csv's eval_return
 SPECIAL = {"multitask": ("*_per_scale.csv", ["success_x1", "success_x10", "success_x100"], "greedy success")}
+# recipes whose plot another script draws (not an eval curve): plot.py leaves them alone
+OWN_PLOT = {"guide_metrics": "benchmarks/metrics_panel.py"}
 
 
 def plot(recipe):
+    if recipe in OWN_PLOT:
+        print(f"{recipe}: its plot is drawn by {OWN_PLOT[recipe]}")
+        return
     pattern, columns, ylabel = SPECIAL.get(recipe, ("*.csv", ["eval_return"], "greedy eval return"))
     if any((RESULTS / recipe).glob("*_per_env.csv")):  # a multi-env run: one curve per env (run.py --per-env)
         pattern, columns, ylabel = "*_per_env.csv", None, "greedy eval, per env"

@@ -5,7 +5,8 @@ Usage: `python docs/relink.py [GUIDE.md ...]` (default: every guide in docs/).
 A link from a guide in docs/ to a script has the form [`token` and more text](../amago_agent.py#L<a>-L<b>) (or #L<a>
 for one line). Its first backticked token must occur verbatim in lines a..b of the script. For every link whose token
 is not there (lines moved), this moves the range to the occurrence of the token nearest to the old range, keeping its
-length, with the token on the range's first line, and prints the change. It exits 1 naming every token that no longer
+length, and prints the change: the token keeps its place in the range where the committed script (git HEAD) shows
+it, else it goes on the range's first line. It exits 1 naming every token that no longer
 occurs in its script (the guide's text then needs a new token or a new sentence).
 
 Links may be written with a placeholder range, `#L0` (one line) or `#L0-L<n>` (n+1 lines): the token is not in line 0,
@@ -13,7 +14,9 @@ so relink places the range at the token's first occurrence (write a token that o
 `check` and fails on any link out of place, so an edit that moves a referenced line fails CI until this is run.
 """
 
+import functools
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -69,8 +72,31 @@ def guides(root, names=None):
     return [d for d in sorted((Path(root) / "docs").glob("*.md")) if not names or d.name in names]
 
 
+@functools.lru_cache
+def committed_lines(root, script):
+    """The script's lines as last committed (git HEAD), or None outside a git checkout."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(root), "show", f"HEAD:{script}"], capture_output=True, text=True, check=True
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return tuple(out.stdout.splitlines())
+
+
+def offset(lines, token, a, b):
+    """Where the token sat in lines a..b (0: the first line), or None if it was not there."""
+    if not lines or not in_range(lines, token, a, b):
+        return None
+    return next(i for i in range(a, b + 1) if token in lines[i - 1]) - a
+
+
 def relink(root=ROOT, names=None, write=True, log=print):
-    """Moves every link whose token left its range; -> the tokens that occur nowhere in their script."""
+    """Moves every link whose token left its range; -> the tokens that occur nowhere in their script.
+
+    Where the range held its token in the committed script (git HEAD), the token keeps its place inside the range,
+    and a link whose token is still inside its range but has shifted by the edit is moved with it; otherwise the token
+    goes on the range's first line."""
     missing = []
     for doc in guides(root, names):
         text = doc.read_text()
@@ -80,14 +106,19 @@ def relink(root=ROOT, names=None, write=True, log=print):
             if token is None or not path.exists():
                 continue
             lines = path.read_text().splitlines()
-            if in_range(lines, token, a, b):
+            was = offset(committed_lines(str(root), script), token, a, b)
+            now = offset(lines, token, a, b)
+            if now is not None and now == (was if was is not None else now):
                 continue
             occurrences = [i + 1 for i, line in enumerate(lines) if token in line]
             if not occurrences:
                 missing.append(f"{doc.name}: `{token}` ({script}) occurs nowhere: rewrite the link {m.group(0)!r}")
                 continue
-            new_a = nearest(occurrences, a, b)
+            line = a + now if now is not None else nearest(occurrences, a, b)
+            new_a = max(line - (was or 0), 1)
             new_b = min(new_a + (b - a), len(lines))
+            if (new_a, new_b) == (a, b):
+                continue
             rng = f"#L{new_a}" if new_b == new_a else f"#L{new_a}-L{new_b}"
             new = f"[{m.group(1)}](../{script}{rng})"
             note = f" (placed at the first of {len(occurrences)})" if a == 0 and len(occurrences) > 1 else ""

@@ -106,9 +106,9 @@ def test_every_logged_scalar_is_explained_in_the_guide(name):
 
 
 def commands(text, script):
-    """The `python <script> ...` commands in a guide's code blocks, as argument lists."""
+    """The `python <script> ...` commands in a guide's fenced code blocks, as argument lists."""
     out = []
-    for block in re.findall(r"```(?:bash|sh)?\n(.*?)```", text, flags=re.S):
+    for block in re.findall(r"^```[\w-]*\n(.*?)^```", text, flags=re.S | re.M):
         for line in block.replace("\\\n", " ").splitlines():
             line = line.strip()
             if line.startswith(f"python {script} ") or line == f"python {script}":
@@ -124,6 +124,6 @@ def test_every_command_in_the_guide_parses(name):
     assert cmds, f"docs/{name} shows no `python {GUIDES[name]} ...` command"
     for argv in cmds:
         try:
-            tyro.cli(module.Args, args=argv)
-        except SystemExit:
-            pytest.fail(f"docs/{name}: `python {GUIDES[name]} {shlex.join(argv)}` does not parse")
+            module.check_args(tyro.cli(module.Args, args=argv))  # the flags parse, and the script accepts them
+        except (SystemExit, ValueError) as e:
+            pytest.fail(f"docs/{name}: `python {GUIDES[name]} {shlex.join(argv)}` is refused: {e!r}")

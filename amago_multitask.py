@@ -245,6 +245,9 @@ class Args:
     """evaluation stops after this many steps per actor, with a warning (an env that never ends cannot hang a run)"""
     eval_greedy: bool = True  # deviation: the reference samples in evaluation
     """evaluate with the argmax / mean action instead of sampling"""
+    eval_sampled_too: bool = False
+    """also evaluate with sampled actions and log it as eval_sampled/... (a greedy policy can loop where sampling
+    does not: grid worlds, benchmarks/README.md)"""
     checkpoint_interval: int = 10
     """save a checkpoint every this many epochs (0: never)"""
     eval_env_id: Optional[str] = None
@@ -1697,6 +1700,10 @@ if __name__ == "__main__":
             seed = args.seed + 10_000 + counters["epoch"] * args.num_envs  # same-seed runs see the same eval episodes
             ev = evaluate(policy, eval_envs, args.eval_episodes, args.eval_greedy, device, seed, args.eval_max_steps)
             ev = eval_metrics(*scale.gather_eval(accelerator, ev))  # the mean over all processes' episodes
+            if args.eval_greedy and args.eval_sampled_too:  # the same episodes, with sampled actions
+                evs = evaluate(policy, eval_envs, args.eval_episodes, False, device, seed, args.eval_max_steps)
+                evs = eval_metrics(*scale.gather_eval(accelerator, evs))
+                ev.update({"eval_sampled/" + k.removeprefix("eval/"): v for k, v in evs.items()})
             for k, v in ev.items():
                 writer.add_scalar(k, v, counters["global_step"])
             progress.set_postfix(

@@ -145,6 +145,10 @@ def main():
         "first_minute_at_or_above": None,
         "exit_code": rc,
     }
+    sampled = [v for _, _, v in sorted(scalars.get("eval_sampled/return", []), key=lambda e: e[1])]
+    if sampled:  # --eval-sampled-too: the same evaluations with sampled actions
+        result["final_eval_sampled_return"] = round(sampled[-1], 2)
+        result["best_eval_sampled_return"] = round(max(sampled), 2)
     if a.target is not None:
         hits = [r[0] for r in curve if r[3] >= a.target]
         result["first_minute_at_or_above"] = {str(a.target): round(hits[0], 1) if hits else None}

@@ -29,7 +29,7 @@ babyai_easy)
   baseline suites_babyai_easy envs:BabyAI-MT-Easy-v0 --episodes 1000
   cpu suites_babyai_easy suites_babyai_easy 30 --script amago_multitask.py -- \
     --env-id envs:BabyAI-MT-Easy-v0 --traj-encoder transformer --max-seq-len 32 --total-timesteps 100000 \
-    --eps-anneal-steps 1250 --eval-interval 2 --eval-episodes 48 ;;
+    --eps-anneal-steps 1250 --eval-interval 2 --eval-episodes 48 --eval-sampled-too ;;
 dmc_cheetah_cpu)  # Box actions: the critic at width 64 (as the pendulum recipe), noise annealed over 30k steps
   baseline suites_dmc_cheetah_cpu envs:DMC-cheetah-run-v0
   cpu suites_dmc_cheetah_cpu suites_dmc_cheetah_cpu 25 -- --env-id envs:DMC-cheetah-run-v0 --traj-encoder transformer \
@@ -42,11 +42,11 @@ metaworld_reach_cpu)  # the goal is found from the dense reward within the 32-st
       --eval-episodes 8 &
   done
   wait ;;
-xland_cpu)  # 800 env steps and 200 updates per epoch, as the other CPU runs
+xland_cpu)  # 800 env steps and 200 updates per epoch, as the other CPU runs; sampled evals beside greedy
   baseline suites_xland_cpu envs:XLand-Trivial-R1-9x9-v0 --env-mode already_vectorized --num-envs 32
   cpu suites_xland_cpu suites_xland_cpu 25 -- --env-id envs:XLand-Trivial-R1-9x9-v0 --env-mode already_vectorized \
     --num-envs 32 --traj-encoder transformer --max-seq-len 64 --timesteps-per-epoch 25 --total-timesteps 1000000 \
-    --eps-anneal-steps 3125 --eval-interval 5 --eval-episodes 32 ;;
+    --eps-anneal-steps 3125 --eval-interval 5 --eval-episodes 32 --eval-sampled-too ;;
 smoke)  # 8 actors (xland: 32 in one jax env), d_model 64, 2 layers, max_seq_len 32; short epochs, no evaluation
   small="--max-seq-len 32 --traj-save-len 64 --timesteps-per-epoch 50 --batches-per-epoch 20 --eval-interval 1000000"
   for spec in "metaworld envs:MetaWorld-ML1-reach-v0" "babyai envs:BabyAI-MT-v0" \

@@ -256,6 +256,9 @@ def eval_only(args, agent, ckpt_path, eval_envs, trajs, device):
     ev = eval_metrics(
         *evaluate(agent, eval_envs, args.eval_episodes, args.eval_greedy, device, seed, args.eval_max_steps)
     )
+    if args.eval_greedy and args.eval_sampled_too and not args.save_trajs_to:  # the same episodes, sampled
+        evs = eval_metrics(*evaluate(agent, eval_envs, args.eval_episodes, False, device, seed, args.eval_max_steps))
+        ev.update({"eval_sampled/" + k.removeprefix("eval/"): v for k, v in evs.items()})
     print(json.dumps({k: float(np.asarray(v)) for k, v in ev.items()}), flush=True)
     for folder in (root / "fifo", root / "protected", root):  # only empty ones: a run's data stays
         try:

@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 import sys
+from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
@@ -125,3 +126,24 @@ def test_compare_reference_rejects_a_thread_count_below_one():
         text=True,
     )
     assert proc.returncode == 2 and "--threads 0" in proc.stderr
+
+
+@pytest.mark.skipif(find_spec("xminigrid") is None, reason="xminigrid is not installed (requirements-suites.txt)")
+def test_greedy_probe_measures_xland_attempts_from_the_env_state():
+    """greedy_probe.play() on XLand with uniform-random actions: one record per attempt (k = 4 per trial), the cells
+    and poses read from the env's state, a repeat run of at least 1, and summary() returns per attempt."""
+    import numpy as np
+    from greedy_probe import longest_run, play, summary
+
+    import amago_agent
+
+    assert longest_run([1, 1, 2, 2, 2, 0]) == 3 and longest_run([]) == 0
+    envs = amago_agent.make_vec_env("envs:XLand-Trivial-R1-9x9-v0", 4, "already_vectorized", 0)
+    attempts, trials = play(None, envs, 4, 0, False, np.random.default_rng(0))
+    assert len(trials) == 4 and len(attempts) == 16
+    assert sorted(a["attempt"] for a in attempts) == [0] * 4 + [1] * 4 + [2] * 4 + [3] * 4
+    assert all(1 <= a["cells"] <= a["poses"] <= 4 * a["cells"] and a["length"] <= 243 for a in attempts)
+    assert np.isclose(sum(trials), sum(a["return"] for a in attempts))  # a trial's return is its attempts'
+    s = summary(attempts, trials)
+    assert len(s["return_per_attempt"]) == 4 and abs(sum(s["action_frac"]) - 1) < 1e-2
+    assert 0 < s["unchanged_frac"] < 1  # random moves bump into walls and pick up nothing, and also see new cells

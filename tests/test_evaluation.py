@@ -39,3 +39,26 @@ def test_evaluation_also_runs_on_a_clock(tmp_path):
         run_script(d, **run, eval_interval=1000, eval_minutes=minutes, num_workers=0, run_name="r")
         counts[minutes] = len(read_scalars(d / "runs/r")["eval/return"])
     assert counts == {0.0001: 4, 0.0: 1}  # 4 epochs of 2 actors x 16 steps
+
+
+def test_eval_sampled_too_logs_a_sampled_evaluation_beside_the_greedy_one(tmp_path):
+    """--eval-sampled-too: every evaluation also runs the sampled policy on the same episodes and logs it under
+    eval_sampled/ at the same step, in both scripts; without it only eval/ is logged."""
+    from conftest import MULTITASK_SCRIPT, SCRIPT, run_script
+
+    from common.logs import read_scalars
+
+    run = dict(env_id="CartPole-v1", total_timesteps=64, timesteps_per_epoch=16, batches_per_epoch=2, num_workers=0)
+    for script in (SCRIPT, MULTITASK_SCRIPT):
+        for on in (True, False):
+            d = tmp_path / f"{script.stem}_{on}"
+            d.mkdir()
+            run_script(d, script, **run, **({"eval_sampled_too": True} if on else {}), run_name="r")
+            scalars = read_scalars(d / "runs/r")
+            greedy = [s for _, s, _ in scalars["eval/return"]]
+            assert len(greedy) == 1, script  # 2 epochs of 2 actors x 16 steps, an eval every 2 epochs
+            if on:
+                assert [s for _, s, _ in scalars["eval_sampled/return"]] == greedy, script
+                assert "eval_sampled/CartPole-v1/bottom_quintile_return" in scalars
+            else:
+                assert not any(k.startswith("eval_sampled/") for k in scalars), script

@@ -220,6 +220,33 @@ def test_xland_ruleset_per_trial_of_k_episodes():
     assert same(a, record_vec(XLandVecEnv(N, "R1-9x9", k=k), 3)) and not same(a, record_vec(env, 4))
 
 
+@needs("xminigrid")
+def test_xland_observation_follows_the_agent():
+    """What the agent sees changes as it acts: the heading one-hot is the env's direction and a turn moves it by one;
+    the 5 x 5 view changes when the agent turns; the attempt index steps by 1/k at each soft reset."""
+    from envs.xland import XLandVecEnv
+
+    N, k = 8, 4
+    env = XLandVecEnv(N, "R1-9x9", k=k)
+    obs, _ = env.reset(seed=0)
+    rng, attempts, view_changed = np.random.default_rng(0), set(), 0
+    for _ in range(3 * 243 + 10):  # 243-step attempts: no object is picked up with these actions
+        heading = np.array(env.ts.state.agent.direction)
+        assert (obs["extra"][np.arange(N), heading] == 1).all() and (obs["extra"][:, :4].sum(1) == 1).all()
+        a = rng.integers(0, 3, N)  # forward, turn clockwise, turn counterclockwise
+        nxt, rew, term, trunc, info = env.step(a)
+        same_ep = nxt["extra"][:, 4] == 0
+        turn = (a > 0) & same_ep
+        expected = (heading + np.where(a == 1, 1, -1)) % 4
+        assert (np.argmax(nxt["extra"][:, :4], 1)[turn] == expected[turn]).all()
+        view_changed += (nxt["grid"] != obs["grid"]).any(1)[turn].sum()
+        attempts |= set(nxt["extra"][:, 5].tolist())
+        soft = ~same_ep & ~term
+        assert np.allclose(nxt["extra"][soft, 5] - obs["extra"][soft, 5], 1 / k)
+        obs = nxt
+    assert attempts == {i / k for i in range(k)} and view_changed > 0
+
+
 def record_vec(env, seed, steps=40):
     obs, _ = env.reset(seed=seed)
     acts = np.random.default_rng(0).integers(0, 6, (steps, env.num_envs))

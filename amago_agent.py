@@ -237,8 +237,8 @@ class Args:
     eval_greedy: bool = True  # deviation: the reference samples in evaluation
     """evaluate with the argmax / mean action instead of sampling"""
     eval_sampled_too: bool = False
-    """also evaluate with sampled actions and log it as eval_sampled/... (a greedy policy can loop where sampling
-    does not: grid worlds, benchmarks/README.md)"""
+    # a greedy policy can loop (turning in place, pushing into a wall) where sampling does not: benchmarks/README.md
+    """also evaluate the same episodes with sampled actions, logged as eval_sampled/..."""
     checkpoint_interval: int = 10
     """save a checkpoint every this many epochs (0: never)"""
     eval_env_id: Optional[str] = None

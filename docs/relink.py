@@ -5,8 +5,9 @@ Usage: `python docs/relink.py [GUIDE.md ...]` (default: every guide in docs/).
 A link from a guide in docs/ to a script has the form [`token` and more text](../amago_agent.py#L<a>-L<b>) (or #L<a>
 for one line). Its first backticked token must occur verbatim in lines a..b of the script. For every link whose token
 is not there (lines moved), this moves the range to the occurrence of the token nearest to the old range, keeping its
-length, and prints the change: the token keeps its place in the range where the committed script (git HEAD) shows
-it, else it goes on the range's first line. It exits 1 naming every token that no longer
+length, and prints the change: the token keeps its place in the range where the committed script (git HEAD, or
+$RELINK_BASE: the revision the guides last matched, e.g. `RELINK_BASE=HEAD~1` after a merge) shows it, else it goes
+on the range's first line. It exits 1 naming every token that no longer
 occurs in its script (the guide's text then needs a new token or a new sentence).
 
 Links may be written with a placeholder range, `#L0` (one line) or `#L0-L<n>` (n+1 lines): the token is not in line 0,
@@ -15,6 +16,7 @@ so relink places the range at the token's first occurrence (write a token that o
 """
 
 import functools
+import os
 import re
 import subprocess
 import sys
@@ -74,10 +76,12 @@ def guides(root, names=None):
 
 @functools.lru_cache
 def committed_lines(root, script):
-    """The script's lines as last committed (git HEAD), or None outside a git checkout."""
+    """The script's lines as last committed (git HEAD, or the revision in $RELINK_BASE: the one the guides last
+    matched, e.g. after a merge that committed script edits), or None outside a git checkout."""
+    base = os.environ.get("RELINK_BASE", "HEAD")
     try:
         out = subprocess.run(
-            ["git", "-C", str(root), "show", f"HEAD:{script}"], capture_output=True, text=True, check=True
+            ["git", "-C", str(root), "show", f"{base}:{script}"], capture_output=True, text=True, check=True
         )
     except (OSError, subprocess.CalledProcessError):
         return None

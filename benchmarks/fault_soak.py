@@ -58,7 +58,7 @@ def wait_for(proc, found, timeout, poll=0.0005):
 
 
 def started(log):  # the script prints its model summary once set up (after "resumed ..." when it resumes)
-    return lambda: "trainable parameters" in text(log)
+    return lambda: re.search(r"memory, [\d,]+ parameters, ", text(log)) is not None
 
 
 def main():

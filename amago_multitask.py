@@ -47,11 +47,11 @@ from common import AMAGO_CLEAN, scale  # noqa: F401 (AMAGO_CLEAN: an ImportError
 from common.args import check_args, resolve_env_ids, restore_flags, save_flags
 from common.batch import make_loader, to_device
 from common.checkpoint import load_checkpoint, save_checkpoint
-from common.evaluate import LOG_PREFIX, evaluate, index_obs, obs_to_torch
-from common.guards import FileCache, check_finite, check_reward_scale, env_errors, list_trajectory_files
+from common.evaluate import LOG_PREFIX, index_obs, obs_to_torch
+from common.guards import FileCache, check_finite, env_errors, list_trajectory_files
 from common.hooks import load_hook
 from common.kernels import flash_attention, mamba_scan
-from common.logs import eval_metrics, make_writer
+from common.logs import make_writer
 from common.rundir import StopSignals, check_spec
 
 
@@ -1632,8 +1632,10 @@ if __name__ == "__main__":
             ):
                 next_obs, rew, term, trunc, info = envs.step(a)
             done = term | trunc
-            check_finite(args.env_id, counters["global_step"], rew, next_obs, info.get("final_obs"), done)
-            check_reward_scale(args.env_id, counters["global_step"], rew, args.reward_multiplier)  # before it is saved
+            # a NaN or inf, or a reward too large for the critic, stops the run before anything is saved
+            check_finite(
+                args.env_id, counters["global_step"], rew, next_obs, info.get("final_obs"), done, args.reward_multiplier
+            )
             counters["global_step"] += args.num_envs
             ep_ret += rew
             ep_len += 1
@@ -1698,12 +1700,7 @@ if __name__ == "__main__":
         ):
             last_eval = time.time()
             seed = args.seed + 10_000 + counters["epoch"] * args.num_envs  # same-seed runs see the same eval episodes
-            ev = evaluate(policy, eval_envs, args.eval_episodes, args.eval_greedy, device, seed, args.eval_max_steps)
-            ev = eval_metrics(*scale.gather_eval(accelerator, ev))  # the mean over all processes' episodes
-            if args.eval_greedy and args.eval_sampled_too:  # the same episodes, with sampled actions
-                evs = evaluate(policy, eval_envs, args.eval_episodes, False, device, seed, args.eval_max_steps)
-                evs = eval_metrics(*scale.gather_eval(accelerator, evs))
-                ev.update({"eval_sampled/" + k.removeprefix("eval/"): v for k, v in evs.items()})
+            ev = scale.evaluations(args, policy, eval_envs, device, seed, accelerator)  # eval/ (+ eval_sampled/)
             for k, v in ev.items():
                 writer.add_scalar(k, v, counters["global_step"])
             progress.set_postfix(

@@ -17,10 +17,11 @@ def first_nonfinite(x):
     return int(np.flatnonzero(~np.isfinite(x.reshape(len(x), -1)).all(1))[0])
 
 
-def check_finite(env_id, global_step, rewards, next_obs, final_obs, done):
+def check_finite(env_id, global_step, rewards, next_obs, final_obs, done, reward_multiplier=None):
     """Raises a clear error if a vector step returned a non-finite reward or observation: one NaN or inf in the buffer
-    turns every weight into NaN at the next update. Called before the step is written anywhere. next_obs: the wrapped
-    observations {"obs": {key: (N, ...)}, "time": (N,)}; final_obs[i]: done actor i's true last observation."""
+    turns every weight into NaN at the next update; given reward_multiplier, also a finite reward too large for the
+    critic (check_reward_scale). Called before the step is written anywhere. next_obs: the wrapped observations
+    {"obs": {key: (N, ...)}, "time": (N,)}; final_obs[i]: done actor i's true last observation."""
     found = []
     if (i := first_nonfinite(rewards)) is not None:
         found.append((i, f"reward {rewards[i]}"))
@@ -38,6 +39,8 @@ def check_finite(env_id, global_step, rewards, next_obs, final_obs, done):
             "before saving it: the buffer and the checkpoint hold only earlier data. Fix the env, or wrap it to "
             "replace non-finite values."
         )
+    if reward_multiplier is not None:
+        check_reward_scale(env_id, global_step, rewards, reward_multiplier)
 
 
 # |reward| x --reward-multiplier above this is refused. The critic's targets are float32 (max 3.4e38): a return of

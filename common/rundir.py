@@ -131,8 +131,7 @@ def ignore_stop_signals(main_pid=None, worker_id=None):
     group (kill -TERM -PGID, a scheduler, a terminal) is ignored: a DataLoader worker killed by it would make torch
     raise in the main process, in the middle of its final checkpoint. Called in every process forked after StopSignals
     (os.register_at_fork) and by DataLoader workers (worker_init_fn, which passes worker_id: their start method may
-    not fork). Programs that
-    a worker executes inherit SIGTERM blocked."""
+    not fork). Programs that a worker executes inherit SIGTERM blocked."""
     global _ignoring
     if not hasattr(signal, "sigwaitinfo") or _ignoring == os.getpid():  # macOS spawns workers with default handlers
         return

@@ -209,6 +209,20 @@ def gather_eval(accelerator, ev):
     return tuple(sum((list(p[i]) for p in parts), []) for i in range(3))
 
 
+def evaluations(args, agent, envs, device, seed, accelerator=None, sampled_too=None):
+    """One evaluation's metrics: eval/... (greedy, or sampled with --no-eval-greedy), the mean over every process's
+    episodes; with --eval-sampled-too after a greedy one, the same episodes with sampled actions as eval_sampled/..."""
+
+    def run(greedy):
+        ev = evaluate(agent, envs, args.eval_episodes, greedy, device, seed, args.eval_max_steps)
+        return eval_metrics(*(gather_eval(accelerator, ev) if accelerator is not None else ev))
+
+    ev = run(args.eval_greedy)
+    if args.eval_greedy and (args.eval_sampled_too if sampled_too is None else sampled_too):
+        ev.update({"eval_sampled/" + k.removeprefix("eval/"): v for k, v in run(False).items()})
+    return ev
+
+
 def agree(accelerator, decision):
     """Process 0's decision, on every process: a decision taken on a clock must not split a multi-process launch."""
     return broadcast_object_list([decision])[0] if accelerator.num_processes > 1 else decision
@@ -253,12 +267,8 @@ def eval_only(args, agent, ckpt_path, eval_envs, trajs, device):
         trajs.buffer.fifo.mkdir(parents=True, exist_ok=True)
         eval_envs = RecordTrajs(eval_envs, trajs)
     seed = args.seed + 10_000  # as a run's evaluations
-    ev = eval_metrics(
-        *evaluate(agent, eval_envs, args.eval_episodes, args.eval_greedy, device, seed, args.eval_max_steps)
-    )
-    if args.eval_greedy and args.eval_sampled_too and not args.save_trajs_to:  # the same episodes, sampled
-        evs = eval_metrics(*evaluate(agent, eval_envs, args.eval_episodes, False, device, seed, args.eval_max_steps))
-        ev.update({"eval_sampled/" + k.removeprefix("eval/"): v for k, v in evs.items()})
+    sampled_too = args.eval_sampled_too and not args.save_trajs_to  # saved trajectories: the greedy episodes only
+    ev = evaluations(args, agent, eval_envs, device, seed, sampled_too=sampled_too)
     print(json.dumps({k: float(np.asarray(v)) for k, v in ev.items()}), flush=True)
     for folder in (root / "fifo", root / "protected", root):  # only empty ones: a run's data stays
         try:

@@ -37,7 +37,7 @@ def test_every_script_link_has_the_checked_form(name):
 
 
 def copy_project(tmp_path):
-    for rel in ["amago_agent.py", "common/logs.py", "docs/amago_agent.md"]:
+    for rel in ["amago_agent.py", "common/logs.py", "common/scale.py", "docs/amago_agent.md"]:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / rel, tmp_path / rel)
     return tmp_path

@@ -5,6 +5,8 @@ import torch
 from conftest import SMALL
 
 import amago_agent as amago
+from common.evaluate import evaluate
+from common.logs import eval_metrics
 
 
 def test_evaluate_reports_metrics_per_env_name():
@@ -12,11 +14,11 @@ def test_evaluate_reports_metrics_per_env_name():
     info key under the log prefix; eval_metrics() turns them into per-env-name means and bottom quintiles."""
     envs = amago.make_vec_env("tests.dummy_envs:DummyDiscrete-v0", 2, "sync", 0)
     agent = amago.Agent(amago.Args(**SMALL), envs.single_observation_space["obs"], envs.single_action_space)
-    returns, names, extra = amago.evaluate(agent, envs, episodes=5, greedy=True, device="cpu")
+    returns, names, extra = evaluate(agent, envs, episodes=5, greedy=True, device="cpu")
     assert len(returns) == 6 and set(names) == {"tests.dummy_envs:DummyDiscrete-v0"}  # 3 per actor
     assert all(e == {"success": 5.0} for e in extra)  # the dummy env reports t at its last (5th) step
     assert all(5 * 1.0 <= r <= 5 * 2.0 for r in returns)  # 5 steps, reward 1 + 0.5 * action
-    m = amago.eval_metrics(
+    m = eval_metrics(
         [1.0, 2.0, 3.0, 10.0, 20.0], ["a", "a", "a", "b", "b"], [{"success": 1}, {"success": 0}, {}, {}, {}]
     )
     assert m["eval/a/return"] == 2.0 and m["eval/b/return"] == 15.0 and m["eval/return"] == 8.5  # names weigh equally

@@ -2,6 +2,7 @@
 what was wrong (the env id, step, key, file or flag) and what is accepted. The envs below are written for the purpose;
 the scripts reach them as `--env-id tests.test_faults:<id>`."""
 
+import contextlib
 import os
 import random
 import re
@@ -24,6 +25,7 @@ from conftest import MULTITASK_SCRIPT, ROOT, SCRIPT, TINY_RUN, flags, make_agent
 import amago_agent  # noqa: E402
 import amago_multitask  # noqa: E402
 from common.args import resolve_env_id  # noqa: E402
+from common.evaluate import evaluate  # noqa: E402
 from common.guards import FileCache  # noqa: E402
 from common.logs import read_scalars  # noqa: E402
 from common.rundir import claim_run  # noqa: E402
@@ -175,10 +177,10 @@ def test_evaluation_of_an_env_that_never_ends_stops_at_the_cap(module):
     agent, _ = make_agent("discrete", module=module)
     envs = module.make_vec_env("FaultsNeverEnds-v0", 2, "sync", 0)
     with pytest.raises(RuntimeError, match="FaultsNeverEnds-v0: 0 of 2 episodes ended in 30 steps per actor"):
-        module.evaluate(agent, envs, 2, True, "cpu", seed=0, max_steps=30)
+        evaluate(agent, envs, 2, True, "cpu", seed=0, max_steps=30)
     envs = module.make_vec_env("FaultsEndsOnce-v0", 2, "sync", 0)  # each actor's first episode ends, then none
     with pytest.warns(UserWarning, match="FaultsEndsOnce-v0: 2 of 4 episodes ended in 30 steps per actor"):
-        returns, names, _ = module.evaluate(agent, envs, 4, True, "cpu", seed=0, max_steps=30)
+        returns, names, _ = evaluate(agent, envs, 4, True, "cpu", seed=0, max_steps=30)
     assert returns == [3.0, 3.0] and names == ["FaultsEndsOnce-v0"] * 2
 
 
@@ -225,10 +227,10 @@ def test_loader_skips_files_of_other_shapes(tmp_path):
     assert all(x["obs_observation"].shape[1:] == (2,) for x in windows) and len(w) >= 1
 
 
-def test_two_learners_on_one_run_are_refused(tmp_path):
-    """A second process on a run gets an error naming the PID that holds it; a rank > 0 of the same launch (or a
-    process in another role) shares the run."""
-    code = "import sys,time; from common.rundir import claim_run; lock = claim_run('buffers/r', 'runs/r/checkpoint.pt', False); print('held', flush=True); time.sleep(60)"
+@contextlib.contextmanager
+def run_held_by_another_process(tmp_path):
+    """A process that claims run r (its buffer and run folder) and holds it while the block runs; -> its PID."""
+    code = "import time; from common.rundir import claim_run; lock = claim_run('buffers/r', 'runs/r/checkpoint.pt', False); print('held', flush=True); time.sleep(60)"
     holder = subprocess.Popen(
         [sys.executable, "-c", code],
         cwd=tmp_path,
@@ -238,12 +240,19 @@ def test_two_learners_on_one_run_are_refused(tmp_path):
     )
     try:
         assert holder.stdout.readline() == "held\n"
-        out = run_script(tmp_path, check=False, **RUN)
-        assert out.returncode != 0 and f"run 'r' is in use by another process (PID {holder.pid}" in out.stderr
-        assert claim_run(tmp_path / "buffers/r", tmp_path / "runs/r/checkpoint.pt", False, role="collector")
+        yield holder.pid
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_two_learners_on_one_run_are_refused(tmp_path):
+    """A second process on a run gets an error naming the PID that holds it; a rank > 0 of the same launch (or a
+    process in another role) shares the run."""
+    with run_held_by_another_process(tmp_path) as pid:
+        out = run_script(tmp_path, check=False, **RUN)
+        assert out.returncode != 0 and f"run 'r' is in use by another process (PID {pid}" in out.stderr
+        assert claim_run(tmp_path / "buffers/r", tmp_path / "runs/r/checkpoint.pt", False, role="collector")
     assert claim_run(tmp_path / "buffers/r", tmp_path / "runs/r/checkpoint.pt", False)  # free once its holder is gone
 
 
@@ -551,23 +560,11 @@ def test_a_learner_killed_under_the_launcher_is_reported(tmp_path):
 def test_two_runs_of_one_name_with_other_buffer_dirs_are_refused(tmp_path):
     """The run folder runs/<name>/ (its checkpoint) is locked like the buffer: a second run of the name is refused
     whatever its --buffer-dir, and writes nothing."""
-    code = "import time; from common.rundir import claim_run; lock = claim_run('buffers/r', 'runs/r/checkpoint.pt', False); print('held', flush=True); time.sleep(60)"
-    holder = subprocess.Popen(
-        [sys.executable, "-c", code],
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout.readline() == "held\n"
+    with run_held_by_another_process(tmp_path) as pid:
         out = run_script(tmp_path, check=False, **{**RUN, "buffer_dir": "other"})
         assert out.returncode != 0, out.stderr[-2000:]
-        assert f"run 'r' is in use by another process (PID {holder.pid} holds runs/r/learner.lock)" in out.stderr
+        assert f"run 'r' is in use by another process (PID {pid} holds runs/r/learner.lock)" in out.stderr
         assert not (tmp_path / "runs/r/checkpoint.pt").exists() and not list(tmp_path.glob("other/r/fifo/*"))
-    finally:
-        holder.kill()
-        holder.wait()
 
 
 def test_stale_temp_files_of_every_kind_are_removed_at_start(tmp_path, monkeypatch):

@@ -5,11 +5,13 @@
 
 Each recipe's plot holds one greedy-eval curve per run (benchmarks/run.py writes the CSVs). The multitask recipe
 plots its per-scale success instead (multitask.sh writes <run>_per_scale.csv), and a recipe of multi-env runs its
-per-env curves (<run>_per_env.csv, from run.py --per-env). benchmarks/results/archive/ holds
-results of earlier recipes and is not plotted.
+per-env curves (<run>_per_env.csv, from run.py --per-env). Runs with sampled evals beside greedy (--eval-sampled-too)
+get both curves; a recipe with a <recipe>_random.json draws the uniform-random policy's return as a dashed line.
+benchmarks/results/archive/ holds results of earlier recipes and is not plotted.
 """
 
 import csv
+import json
 import sys
 from pathlib import Path
 
@@ -39,16 +41,23 @@ def plot(recipe):
         if not rows:
             continue
         cols = columns or [c for c in rows[0] if c not in ("minutes", "env_steps", "updates")]
+        if cols == ["eval_return"] and "eval_sampled_return" in rows[0]:  # --eval-sampled-too: both policies
+            cols, ylabel = ["eval_return", "eval_sampled_return"], "eval return (greedy, sampled)"
         for col in cols:
-            label = f.stem.removesuffix("_per_scale").removesuffix("_per_env") + ("" if len(cols) == 1 else " " + col)
-            curves[label] = [(float(r["minutes"]), float(r[col])) for r in rows]
+            name = {"eval_return": "greedy", "eval_sampled_return": "sampled"}.get(col, col)
+            label = f.stem.removesuffix("_per_scale").removesuffix("_per_env") + ("" if len(cols) == 1 else " " + name)
+            curves[label] = [(float(r["minutes"]), float(r[col])) for r in rows if r[col]]
     if not (RESULTS / recipe).is_dir():
         sys.exit(f"no results in {RESULTS / recipe}: known recipes are {', '.join(recipes())}")
     curves = {label: points for label, points in curves.items() if points}
     if not curves:  # e.g. suites_smoke: throughput runs without evaluation
         print(f"{recipe}: no eval curve to plot")
         return
-    plot_curves(curves, RESULTS / f"{recipe}.png", title=recipe, ylabel=ylabel)
+    random = RESULTS / recipe / f"{recipe}_random.json"  # the uniform-random policy (random_baseline.py), dashed
+    hline = json.loads(random.read_text())["eval/return"] if random.exists() else None
+    plot_curves(
+        curves, RESULTS / f"{recipe}.png", title=recipe, ylabel=ylabel, hline=hline, hline_label="uniform random"
+    )
     print(f"wrote {(RESULTS / recipe).relative_to(ROOT)}.png ({len(curves)} curves)")
 
 

@@ -4,7 +4,8 @@
 
 Builds the eval envs exactly as amago_agent.py does (the same wrappers, `--env-mode`, per-env metrics) and runs them
 through common/evaluate.py with actions drawn uniformly from the action space (Discrete: each index; Box: [-1, 1]
-before rescaling to the env's bounds; MultiBinary: each bit). Ends with one line `RESULT {json}` of every eval/ metric.
+before rescaling to the env's bounds; MultiBinary: each bit). Ends with one line `RESULT {json}` of every eval/ metric
+and the mean return's standard error over the episodes (return_sem).
 """
 
 import argparse
@@ -70,13 +71,15 @@ def main():
     if isinstance(space, gym.spaces.Box):
         space = gym.spaces.Box(-1.0, 1.0, space.shape, np.float32)
     start = time.time()
-    ev = eval_metrics(*evaluate(UniformRandom(space, a.seed), envs, a.episodes, True, "cpu", a.seed, a.max_steps))
+    returns, names, extra = evaluate(UniformRandom(space, a.seed), envs, a.episodes, True, "cpu", a.seed, a.max_steps)
+    ev = eval_metrics(returns, names, extra)
     envs.close()
     result = {
         "env_id": a.env_id,
         "policy": "uniform_random",
         "episodes": a.episodes,
         "wall_s": round(time.time() - start, 1),
+        "return_sem": round(float(np.std(returns) / np.sqrt(len(returns))), 4),  # the mean return's standard error
     }
     result.update({k: round(float(v), 4) for k, v in ev.items()})
     print("RESULT " + json.dumps(result), flush=True)

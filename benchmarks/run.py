@@ -11,6 +11,7 @@ given --overwrite, and its name must start with the recipe's (so each recipe onl
 
 import argparse
 import json
+import os
 import resource
 import shutil
 import signal
@@ -68,6 +69,13 @@ def main():
     p.add_argument("--recipe", default=None, help="record the result in benchmarks/results/<recipe>/<name>.{csv,json}")
     p.add_argument("--overwrite", action="store_true", help="replace the recorded result of the same name")
     p.add_argument("--per-env", default=None, help="also write <name>_per_env.csv: eval/<env>/<this metric> per env")
+    p.add_argument(
+        "--collectors",
+        type=int,
+        default=0,
+        help="run a learner with this many collector processes (python -m common.launch) instead of one process",
+    )
+    p.add_argument("--steps-per-update", type=float, default=16.0, help="with --collectors: common.launch's cap")
     p.add_argument("script_args", nargs=argparse.REMAINDER)
     a = p.parse_args()
     if a.stop_at_target and a.target is None:
@@ -87,8 +95,10 @@ def main():
             p.error(f"{out.relative_to(ROOT)} holds an earlier run's output; pass --overwrite to replace it")
         shutil.rmtree(out)
     out.mkdir(parents=True, exist_ok=True)
+    launch = ["-m", "common.launch", "--collectors", str(a.collectors), "--steps-per-update", f"{a.steps_per_update:g}"]
     cmd = [
         sys.executable,
+        *(launch if a.collectors else []),
         str(ROOT / a.script),
         *script_args,
         "--run-name",
@@ -98,7 +108,8 @@ def main():
     ]
     print("command:", " ".join(cmd[1:]), flush=True)
     start = time.time()
-    proc = subprocess.Popen(cmd, cwd=out, stdout=open(out / "stdout.log", "w"), stderr=subprocess.STDOUT)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.Popen(cmd, cwd=out, env=env, stdout=open(out / "stdout.log", "w"), stderr=subprocess.STDOUT)
 
     def stop(signum, frame):  # stopped ourselves: stop the run too (it saves a checkpoint) and wait for it
         proc.terminate()
@@ -121,11 +132,17 @@ def main():
         sys.exit(f"the run failed (exit code {rc}): see {(out / 'stdout.log').relative_to(ROOT)}")
     scalars = read_scalars(out / "runs" / a.name)
     curve = eval_curve(scalars, start)
+    # --eval-sampled-too: each greedy eval is followed by one on the same episodes with sampled actions
+    sampled = [v for _, _, v in sorted(scalars.get("eval_sampled/return", []), key=lambda e: e[0])]
     with open(out / "curve.csv", "w") as f:
-        f.write("minutes,env_steps,updates,eval_return\n")
-        for row in curve:
-            f.write("{:.2f},{:d},{:d},{:.2f}\n".format(*row))
-            print("  {:6.1f} min  {:8d} steps  {:7d} updates  eval return {:8.1f}".format(*row))
+        f.write("minutes,env_steps,updates,eval_return" + (",eval_sampled_return\n" if sampled else "\n"))
+        for i, row in enumerate(curve):
+            extra = (f",{sampled[i]:.2f}" if i < len(sampled) else ",") if sampled else ""
+            f.write("{:.2f},{:d},{:d},{:.2f}".format(*row) + extra + "\n")
+            print(
+                "  {:6.1f} min  {:8d} steps  {:7d} updates  eval return {:8.1f}".format(*row)
+                + extra.replace(",", "  sampled ")
+            )
     steps = max((s for _, s, _ in scalars.get("charts/SPS", [])), default=0)
     updates = max((v for _, _, v in scalars.get("charts/updates", [])), default=0)
     result = {
@@ -139,16 +156,19 @@ def main():
         "env_steps_per_s": round(steps / wall, 1),
         "updates_per_s": round(updates / wall, 2),
         "torch_threads": torch_threads(),
+        "collectors": a.collectors,
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1),
         "final_eval_return": round(curve[-1][3], 2) if curve else None,
         "best_eval_return": round(max(r[3] for r in curve), 2) if curve else None,
         "first_minute_at_or_above": None,
         "exit_code": rc,
     }
-    sampled = [v for _, _, v in sorted(scalars.get("eval_sampled/return", []), key=lambda e: e[1])]
-    if sampled:  # --eval-sampled-too: the same evaluations with sampled actions
+    if sampled:
         result["final_eval_sampled_return"] = round(sampled[-1], 2)
         result["best_eval_sampled_return"] = round(max(sampled), 2)
+    # every eval metric's last three values (mean and spread of the final evals; per attempt where the env logs them)
+    last = {t: [round(v, 4) for _, _, v in sorted(e, key=lambda e: e[0])[-3:]] for t, e in scalars.items()}
+    result["last_evals"] = {t: v for t, v in sorted(last.items()) if t.split("/")[0] in ("eval", "eval_sampled")}
     if a.target is not None:
         hits = [r[0] for r in curve if r[3] >= a.target]
         result["first_minute_at_or_above"] = {str(a.target): round(hits[0], 1) if hits else None}

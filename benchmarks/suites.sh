@@ -3,15 +3,17 @@
 # against the uniform-random policy of benchmarks/random_baseline.py), then the GPU-scale commands, one per suite (the
 # reference's settings where they fit one GPU; `--num-envs` actors, long contexts).
 # Usage: SUITE=<name> bash benchmarks/suites.sh
-#   CPU:  babyai_easy           BabyAI GoToRedBallNoDists + GoToObj, amago_multitask.py, 30 min
+#   CPU:  babyai_easy           BabyAI GoToRedBallNoDists + GoToObj, amago_multitask.py, 2 seeds x 20 min
 #         dmc_cheetah_cpu       DMC cheetah-run, 25 min
 #         metaworld_reach_cpu   Meta-World ML1 reach (a hidden goal, 3 attempts of 500 steps), transformer and ff
 #                               side by side, 25 min each
-#         xland_cpu             XLand-MiniGrid trivial 9x9 (a hidden goal object, 4 attempts), 32 jax actors, 25 min
+#         xland_cpu             XLand-MiniGrid trivial 9x9 (a hidden goal object, 4 attempts), 32 jax actors,
+#                               2 seeds x 30 min
 #         smoke                 every suite for 2 minutes each, the GPU commands' shapes at CPU sizes: what runs and
 #                               how fast on this CPU (recipe suites_smoke), not learning
 #   GPU:  metaworld babyai atari procgen xland dmc
-# MINUTES overrides a CPU run's budget; TAG=check_ writes under check_<recipe>; OVERWRITE=1 replaces recorded runs.
+# The suites_vs_random.py table says whether each seed beats random. SEEDS="1" runs one seed; MINUTES overrides a CPU
+# run's budget; TAG=check_ writes under check_<recipe>; OVERWRITE=1 replaces recorded runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tag=${TAG:-}
@@ -25,11 +27,13 @@ cpu() {  # cpu RECIPE NAME MINUTES [run.py flags] -- script flags
   OMP_NUM_THREADS=1 python benchmarks/run.py --minutes "$minutes" --recipe "$recipe" --name "$name" ${OVERWRITE:+--overwrite} "$@"
 }
 case "${SUITE:-}" in
-babyai_easy)
+babyai_easy)  # a learner + 1 collector (one core each), 2 seeds one after the other; sampled evals beside greedy
   baseline suites_babyai_easy envs:BabyAI-MT-Easy-v0 --episodes 1000
-  cpu suites_babyai_easy suites_babyai_easy 30 --script amago_multitask.py -- \
-    --env-id envs:BabyAI-MT-Easy-v0 --traj-encoder transformer --max-seq-len 32 --total-timesteps 100000 \
-    --eps-anneal-steps 1250 --eval-interval 2 --eval-episodes 48 --eval-sampled-too ;;
+  for seed in ${SEEDS:-1 2}; do
+    cpu suites_babyai_easy suites_babyai_easy_s$seed 20 --script amago_multitask.py --collectors 1 -- \
+      --env-id envs:BabyAI-MT-Easy-v0 --traj-encoder transformer --max-seq-len 32 --total-timesteps 10000000 \
+      --eps-anneal-steps 1250 --eval-interval 5 --eval-episodes 96 --eval-sampled-too --seed $seed
+  done ;;
 dmc_cheetah_cpu)  # Box actions: the critic at width 64 (as the pendulum recipe), noise annealed over 30k steps
   baseline suites_dmc_cheetah_cpu envs:DMC-cheetah-run-v0
   cpu suites_dmc_cheetah_cpu suites_dmc_cheetah_cpu 25 -- --env-id envs:DMC-cheetah-run-v0 --traj-encoder transformer \
@@ -42,11 +46,14 @@ metaworld_reach_cpu)  # the goal is found from the dense reward within the 32-st
       --eval-episodes 8 &
   done
   wait ;;
-xland_cpu)  # 800 env steps and 200 updates per epoch, as the other CPU runs; sampled evals beside greedy
-  baseline suites_xland_cpu envs:XLand-Trivial-R1-9x9-v0 --env-mode already_vectorized --num-envs 32
-  cpu suites_xland_cpu suites_xland_cpu 25 -- --env-id envs:XLand-Trivial-R1-9x9-v0 --env-mode already_vectorized \
-    --num-envs 32 --traj-encoder transformer --max-seq-len 64 --timesteps-per-epoch 25 --total-timesteps 1000000 \
-    --eps-anneal-steps 3125 --eval-interval 5 --eval-episodes 32 --eval-sampled-too ;;
+xland_cpu)  # a learner + 1 collector (one core each), 2 seeds one after the other; sampled evals beside greedy
+  baseline suites_xland_cpu envs:XLand-Trivial-R1-9x9-v0 --env-mode already_vectorized --num-envs 32 --episodes 256
+  for seed in ${SEEDS:-1 2}; do
+    cpu suites_xland_cpu suites_xland_cpu_s$seed 30 --collectors 1 -- --env-id envs:XLand-Trivial-R1-9x9-v0 \
+      --env-mode already_vectorized --num-envs 32 --traj-encoder transformer --max-seq-len 64 \
+      --timesteps-per-epoch 25 --total-timesteps 10000000 --eps-anneal-steps 3125 --eval-interval 5 \
+      --eval-episodes 64 --eval-sampled-too --seed $seed
+  done ;;
 smoke)  # 8 actors (xland: 32 in one jax env), d_model 64, 2 layers, max_seq_len 32; short epochs, no evaluation
   small="--max-seq-len 32 --traj-save-len 64 --timesteps-per-epoch 50 --batches-per-epoch 20 --eval-interval 1000000"
   for spec in "metaworld envs:MetaWorld-ML1-reach-v0" "babyai envs:BabyAI-MT-v0" \

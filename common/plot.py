@@ -1,8 +1,8 @@
 """Learning-curve PNGs for the README (matplotlib is only needed here)."""
 
 
-def plot_curves(curves, path, title, ylabel="greedy eval return", xlabel="minutes", hline=None):
-    """curves: {label: [(x, y), ...]}."""
+def plot_curves(curves, path, title, ylabel="greedy eval return", xlabel="minutes", hline=None, hline_label=None):
+    """curves: {label: [(x, y), ...]}; hline: a dashed reference level (e.g. the uniform-random policy's return)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -16,7 +16,7 @@ def plot_curves(curves, path, title, ylabel="greedy eval return", xlabel="minute
                 [p[0] for p in pts], [p[1] for p in pts], label=label, lw=1.5, marker="o" if len(pts) == 1 else None
             )
     if hline is not None:
-        ax.axhline(hline, color="gray", ls="--", lw=1)
+        ax.axhline(hline, color="gray", ls="--", lw=1, label=hline_label)
     ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)

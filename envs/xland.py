@@ -15,6 +15,8 @@ an ended episode is a soft reset (a fresh layout, same ruleset); the trial's end
   (4), soft-reset flag, attempt index / k]} (+ "goal": the goal's encoding, with a published benchmark).
 - reward: xminigrid's (1 - 0.9 t / max_steps when the goal is met, else 0); an episode lasts at most 3 * height *
   width steps.
+- metrics: at a trial's end, `info[f"{LOG_PREFIX} attempt {i} return"]` and `... success"` for every attempt i, so
+  that evaluation reports whether later attempts do better (in-context adaptation).
 Needs `pip install xminigrid` (jax).
 """
 
@@ -23,7 +25,7 @@ import functools
 import gymnasium as gym
 import numpy as np
 
-from envs import require
+from envs import LOG_PREFIX, require
 
 SHAPES = (3, 4, 5, 7, 11, 12)  # xminigrid's Tiles: ball, square, pyramid, key, hex, star
 COLORS = (1, 2, 3, 4, 5)  # red, green, blue, purple, yellow
@@ -93,6 +95,7 @@ class XLandVecEnv(gym.vector.VectorEnv):
         self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, num_envs)
         self.action_space = gym.vector.utils.batch_space(self.single_action_space, num_envs)
         self.key = self.jax.random.key(0)
+        self.attempt_return = np.zeros((num_envs, k), np.float32)  # the running trial's return per attempt
 
     def _obs(self, ts, ruleset, attempt, flag):  # -> {key: (N, ...)} numpy
         N = self.num_envs
@@ -112,6 +115,7 @@ class XLandVecEnv(gym.vector.VectorEnv):
         if seed is not None:
             self.key = self.jax.random.key(seed)
         self.ts, self.ruleset, self.attempt = self._reset(self._keys())
+        self.attempt_return[:] = 0
         return self._obs(self.ts, self.ruleset, self.attempt, np.ones(self.num_envs)), {}
 
     def step(self, actions):
@@ -124,4 +128,10 @@ class XLandVecEnv(gym.vector.VectorEnv):
         final = self._obs(last, prev_ruleset, prev_attempt + ep_done, ep_done.astype(np.float32))
         obs = self._obs(self.ts, self.ruleset, self.attempt, ep_done.astype(np.float32))
         rew = np.array(last.reward, np.float32)
-        return obs, rew, trial_done, np.zeros(self.num_envs, bool), {"final_obs": final}
+        self.attempt_return[np.arange(self.num_envs), np.array(prev_attempt)] += rew
+        info = {"final_obs": final}
+        for i in range(self.k):  # read at a trial's end (trial_done); the other actors' entries are ignored
+            info[f"{LOG_PREFIX} attempt {i} return"] = self.attempt_return[:, i].copy()
+            info[f"{LOG_PREFIX} attempt {i} success"] = (self.attempt_return[:, i] > 0).astype(np.float32)
+        self.attempt_return[trial_done] = 0
+        return obs, rew, trial_done, np.zeros(self.num_envs, bool), info

@@ -147,3 +147,32 @@ def test_greedy_probe_measures_xland_attempts_from_the_env_state():
     s = summary(attempts, trials)
     assert len(s["return_per_attempt"]) == 4 and abs(sum(s["action_frac"]) - 1) < 1e-2
     assert 0 < s["unchanged_frac"] < 1  # random moves bump into walls and pick up nothing, and also see new cells
+
+
+def test_suites_vs_random_needs_every_seed_above_random_by_more_than_the_spread(tmp_path, monkeypatch, capsys):
+    """A seed beats random only when its last three evals' mean clears random's mean by more than their standard
+    deviation and twice random's standard error; success is averaged over the env names."""
+    import suites_vs_random
+
+    monkeypatch.setattr(suites_vs_random, "RESULTS", tmp_path)
+    folder = tmp_path / "r"
+    folder.mkdir()
+    rand = {"episodes": 100, "return_sem": 0.05, "eval/return": 1.0, "eval/A/success": 0.2, "eval/B/success": 0.4}
+    (folder / "r_random.json").write_text(json.dumps(rand))
+
+    def seed(i, greedy, sampled, success_a, success_b):
+        evals = {"eval/return": greedy, "eval_sampled/return": sampled}
+        evals |= {"eval/A/success": success_a, "eval/B/success": success_b}
+        r = {"name": f"r_s{i}", "wall_s": 60, "updates": 1, "env_steps": 1, "last_evals": evals}
+        (folder / f"r_s{i}.json").write_text(json.dumps(r))
+
+    seed(1, [1.5, 1.6, 1.7], [1.2, 1.2, 1.2], [0.5, 0.5, 0.5], [0.7, 0.7, 0.7])  # greedy +0.6 > sd 0.1; sampled +0.2
+    seed(2, [1.0, 2.0, 3.0], [1.5, 1.5, 1.5], [0.3, 0.3, 0.3], [0.5, 0.5, 0.5])  # greedy +1.0 < sd 1.0
+    assert suites_vs_random.verdict([1.5, 1.6, 1.7], 1.0, 0.05)[2]
+    assert not suites_vs_random.verdict([1.05, 1.05, 1.05], 1.0, 0.05)[2]  # above random, within 2 standard errors
+    assert suites_vs_random.table("r") == {"greedy": False, "sampled": True}
+    # success: seed 1 averages 0.6, seed 2 0.4, random 0.3 with standard error sqrt(0.3 * 0.7 / 100) = 0.046
+    assert suites_vs_random.table("r", "success") == {"greedy": True}  # no eval_sampled/<env>/success logged
+    seed(2, [1.0, 2.0, 3.0], [1.5, 1.5, 1.5], [0.3, 0.3, 0.3], [0.35, 0.35, 0.35])  # 0.325: within 2 errors
+    assert suites_vs_random.table("r", "success") == {"greedy": False}
+    assert "| r_s1 | greedy | 1 | 1 | 1 | 1.50 1.60 1.70 | 1.60 ± 0.10 | yes |" in capsys.readouterr().out

@@ -204,8 +204,16 @@ def test_xland_ruleset_per_trial_of_k_episodes():
     assert obs in env.observation_space
     goal = np.array(env.ruleset.goal)
     episodes, trials, rng = np.zeros(N, int), np.zeros(N, int), np.random.default_rng(0)
+    returns, ended = np.zeros((N, k)), []  # per attempt, counted here from the rewards
     for _ in range(800):
         obs, rew, term, trunc, info = env.step(rng.integers(0, 6, N))
+        returns[np.arange(N), episodes % k] += rew
+        for i in np.flatnonzero(term):  # a trial's end reports each attempt's return and success
+            for j in range(k):
+                assert np.isclose(info[f"{P} attempt {j} return"][i], returns[i, j])
+                assert info[f"{P} attempt {j} success"][i] == (returns[i, j] > 0)
+            ended.append(returns[i].copy())
+            returns[i] = 0
         new_goal = np.array(env.ruleset.goal)
         ep_end = obs["extra"][:, 4] == 1
         episodes += ep_end
@@ -215,6 +223,7 @@ def test_xland_ruleset_per_trial_of_k_episodes():
         trials += term
         goal = new_goal
     assert trials.sum() > N and not trunc.any()
+    assert np.sum(ended) > 0  # random actions pick up the goal now and then: the check above saw rewards
     assert np.array_equal(info["final_obs"]["extra"][:, 4], ep_end)  # the true last observation, before the reset
     a = record_vec(XLandVecEnv(N, "R1-9x9", k=k), 3)
     assert same(a, record_vec(XLandVecEnv(N, "R1-9x9", k=k), 3)) and not same(a, record_vec(env, 4))

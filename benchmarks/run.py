@@ -167,8 +167,8 @@ def main():
         result["final_eval_sampled_return"] = round(sampled[-1], 2)
         result["best_eval_sampled_return"] = round(max(sampled), 2)
     # every eval metric's last three values (mean and spread of the final evals; per attempt where the env logs them)
-    last = {t: [round(v, 4) for _, _, v in sorted(e, key=lambda e: e[0])[-3:]] for t, e in scalars.items()}
-    result["last_evals"] = {t: v for t, v in sorted(last.items()) if t.split("/")[0] in ("eval", "eval_sampled")}
+    evals = sorted(t for t in scalars if t.split("/")[0] in ("eval", "eval_sampled"))
+    result["last_evals"] = {t: [round(v, 4) for _, _, v in sorted(scalars[t])[-3:]] for t in evals}  # by wall time
     if a.target is not None:
         hits = [r[0] for r in curve if r[3] >= a.target]
         result["first_minute_at_or_above"] = {str(a.target): round(hits[0], 1) if hits else None}

@@ -130,8 +130,9 @@ class XLandVecEnv(gym.vector.VectorEnv):
         rew = np.array(last.reward, np.float32)
         self.attempt_return[np.arange(self.num_envs), np.array(prev_attempt)] += rew
         info = {"final_obs": final}
-        for i in range(self.k):  # read at a trial's end (trial_done); the other actors' entries are ignored
-            info[f"{LOG_PREFIX} attempt {i} return"] = self.attempt_return[:, i].copy()
-            info[f"{LOG_PREFIX} attempt {i} success"] = (self.attempt_return[:, i] > 0).astype(np.float32)
-        self.attempt_return[trial_done] = 0
+        if trial_done.any():  # read for the actors whose trial ended; the others' entries are ignored
+            for i in range(self.k):
+                info[f"{LOG_PREFIX} attempt {i} return"] = self.attempt_return[:, i].copy()
+                info[f"{LOG_PREFIX} attempt {i} success"] = (self.attempt_return[:, i] > 0).astype(np.float32)
+            self.attempt_return[trial_done] = 0
         return obs, rew, trial_done, np.zeros(self.num_envs, bool), info

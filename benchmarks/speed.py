@@ -4,15 +4,20 @@
     python benchmarks/speed.py --env-id Pendulum-v1 --encoders transformer --set critic_hidden=64
     python benchmarks/speed.py --encoders transformer --compile   # the loss through torch.compile (not in the scripts)
     python benchmarks/speed.py --loader                         # the replay loader's hand-off, numpy vs torch batches
+    python benchmarks/speed.py --env-id envs:Procgen-Memory-TwoShot-v0 --encoders transformer --updates 1 --warmup 1 \
+        --set tstep_encoder=cnn cnn=impala max_seq_len=256 num_envs=24 d_model=256 n_layers=3 --budget 50000000
 
 The update is timed on a fixed batch shaped like a real one (B sequences of max_seq_len+1 steps), the rollout on the
 real vector env with the default number of actors. Run it alone: a second torch process on the same cores halves
-both figures. One `RESULT {json}` line per encoder (final_eval_return is null: nothing is trained here;
+both figures. --budget N adds the arithmetic for a run of N env steps at these settings: its updates
+(N / (timesteps_per_epoch * num_envs) epochs of batches_per_epoch) and the hours its updates and its acting take at the
+measured speeds, one core each (budget_* keys in the RESULT). One `RESULT {json}` line per encoder (final_eval_return is null: nothing is trained here;
 peak_rss_mb is the process's peak so far, so it grows with each encoder timed after the first).
 """
 
 import argparse
 import json
+import math
 import resource
 import sys
 import tempfile
@@ -167,6 +172,8 @@ def main():
     p.add_argument("--env-id", default="CartPole-v1")
     p.add_argument("--encoders", nargs="+", default=["ff", "gru", "transformer", "mamba"])
     p.add_argument("--updates", type=int, default=50)
+    p.add_argument("--warmup", type=int, default=3, help="untimed updates first (allocator, lazy init, compile)")
+    p.add_argument("--budget", type=int, default=0, help="env steps of a run to extrapolate to (0: none)")
     p.add_argument("--rollout-steps", type=int, default=200)
     p.add_argument("--set", nargs="*", default=[], help="Args overrides, e.g. critic_hidden=64 batch_size=32")
     p.add_argument("--compile", action="store_true", help="time the loss (forward and backward) under torch.compile")
@@ -191,7 +198,7 @@ def main():
         if a.compile:
             agent.forward = torch.compile(agent.forward)
         t0 = time.time()
-        for _ in range(3):  # warm-up: allocator, lazy init (and the compile)
+        for _ in range(a.warmup):  # warm-up: allocator, lazy init (and the compile)
             amago.train_step(agent, opt, acc, batch, args, 100)
         warmup_s = time.time() - t0
         t0 = time.time()
@@ -232,6 +239,19 @@ def main():
             "warmup_s": round(warmup_s, 1),
             "final_eval_return": None,
         }
+        if a.budget:  # the run's updates as the script counts them (main's epochs), and the hours each side takes
+            updates = math.ceil(a.budget / (args.timesteps_per_epoch * args.num_envs)) * args.batches_per_epoch
+            result |= {
+                "budget_env_steps": a.budget,
+                "budget_updates": updates,
+                "budget_update_hours": round(updates * update_s / 3600, 1),
+                "budget_acting_hours": round(a.budget / (env_steps / rollout_s) / 3600, 1),
+            }
+            print(
+                f"{a.budget:,d} env steps: {updates:,d} updates, {result['budget_update_hours']:,.1f} h of updates "
+                f"and {result['budget_acting_hours']:,.1f} h of acting at these speeds",
+                flush=True,
+            )
         print("RESULT " + json.dumps(result), flush=True)
         envs.close()
 

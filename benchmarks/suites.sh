@@ -3,12 +3,16 @@
 # against the uniform-random policy of benchmarks/random_baseline.py), then the GPU-scale commands, one per suite (the
 # reference's settings where they fit one GPU; `--num-envs` actors, long contexts).
 # Usage: SUITE=<name> bash benchmarks/suites.sh
-#   CPU:  babyai_easy           BabyAI GoToRedBallNoDists + GoToObj, amago_multitask.py, 2 seeds x 20 min
+#   CPU:  atari_qbert_cpu       Atari Q*bert from 84x84 frames through a small Nature CNN, 2 seeds x 40 min side by side
+#         babyai_easy           BabyAI GoToRedBallNoDists + GoToObj, amago_multitask.py, 2 seeds x 20 min
 #         dmc_cheetah_cpu       DMC cheetah-run, 25 min
 #         metaworld_reach_cpu   Meta-World ML1 reach (a hidden goal, 3 attempts of 500 steps), transformer and ff
 #                               side by side, 25 min each
 #         xland_cpu             XLand-MiniGrid trivial 9x9 (a hidden goal object, 4 attempts), 32 jax actors,
 #                               2 seeds x 30 min
+#         budget                what the CPU cannot do: one core's update and acting speed at the GPU commands'
+#                               shapes (Procgen memory, Atari five games, Meta-World ML1 reach and ML45, BabyAI seven
+#                               levels), and the hours their budgets take at those speeds (benchmarks/speed.py --budget)
 #         smoke                 every suite for 2 minutes each, the GPU commands' shapes at CPU sizes: what runs and
 #                               how fast on this CPU (recipe suites_smoke), not learning
 #   GPU:  metaworld babyai atari procgen xland dmc
@@ -27,6 +31,15 @@ cpu() {  # cpu RECIPE NAME MINUTES [run.py flags] -- script flags
   OMP_NUM_THREADS=1 python benchmarks/run.py --minutes "$minutes" --recipe "$recipe" --name "$name" ${OVERWRITE:+--overwrite} "$@"
 }
 case "${SUITE:-}" in
+atari_qbert_cpu)  # 2 seeds side by side, each a learner + 1 collector; Nature CNN at (16, 32, 32), 16 frames of context
+  baseline suites_atari_qbert_cpu envs:Atari-Qbert-v0 --episodes 256
+  for seed in ${SEEDS:-1 2}; do
+    cpu suites_atari_qbert_cpu suites_atari_qbert_cpu_s$seed 40 --collectors 1 -- --env-id envs:Atari-Qbert-v0 \
+      --tstep-encoder cnn --cnn nature --cnn-channels 16 32 32 --traj-encoder transformer --max-seq-len 16 \
+      --total-timesteps 100000000 --eps-anneal-steps 6250 --eval-interval 15 --eval-episodes 16 --eval-sampled-too \
+      --seed $seed &
+  done
+  wait ;;
 babyai_easy)  # a learner + 1 collector (one core each), 2 seeds one after the other; sampled evals beside greedy
   baseline suites_babyai_easy envs:BabyAI-MT-Easy-v0 --episodes 1000
   for seed in ${SEEDS:-1 2}; do
@@ -53,6 +66,20 @@ xland_cpu)  # a learner + 1 collector (one core each), 2 seeds one after the oth
       --env-mode already_vectorized --num-envs 32 --traj-encoder transformer --max-seq-len 64 \
       --timesteps-per-epoch 25 --total-timesteps 10000000 --eps-anneal-steps 3125 --eval-interval 5 \
       --eval-episodes 64 --eval-sampled-too --seed $seed
+  done ;;
+budget)  # one update at the GPU shape (after one warm-up update), 50 acting steps of every actor; one thread
+  mkdir -p benchmarks/results/suites_budget
+  big="d_model=256 n_layers=3"
+  for spec in "procgen envs:Procgen-Memory-TwoShot-v0 50000000 tstep_encoder=cnn cnn=impala max_seq_len=256 num_envs=24" \
+    "atari envs:Atari-MultiGame-v0 50000000 tstep_encoder=cnn cnn=impala max_seq_len=64 num_envs=30" \
+    "metaworld_ml1_reach envs:MetaWorld-ML1-reach-v0 10000000 max_seq_len=256 num_envs=24" \
+    "metaworld_ml45 envs:MetaWorld-ML45-Train-v0 100000000 max_seq_len=256 num_envs=24" \
+    "babyai envs:BabyAI-MT-v0 20000000 max_seq_len=256 num_envs=24"; do
+    set -- $spec
+    name=$1 env=$2 steps=$3; shift 3
+    OMP_NUM_THREADS=1 python benchmarks/speed.py --env-id $env --encoders transformer --updates 2 --warmup 1 \
+      --rollout-steps 50 --budget $steps --set $big "$@" | tee /dev/stderr | grep '^RESULT ' | cut -c8- \
+      > benchmarks/results/suites_budget/suites_budget_$name.json
   done ;;
 smoke)  # 8 actors (xland: 32 in one jax env), d_model 64, 2 layers, max_seq_len 32; short epochs, no evaluation
   small="--max-seq-len 32 --traj-save-len 64 --timesteps-per-epoch 50 --batches-per-epoch 20 --eval-interval 1000000"
@@ -88,6 +115,6 @@ dmc)  # cheetah run, 1,000-step episodes
   python benchmarks/run.py --minutes 600 --recipe suites_dmc_cheetah_run --name suites_dmc_cheetah_run -- \
     --env-id envs:DMC-cheetah-run-v0 --traj-encoder transformer --max-seq-len 64 --num-envs 16 \
     --total-timesteps 3000000 --eps-anneal-steps 18750 --eval-interval 10 --eval-episodes 16 ;;
-*) echo "SUITE must be one of: babyai_easy dmc_cheetah_cpu metaworld_reach_cpu xland_cpu smoke (CPU), metaworld babyai atari \
+*) echo "SUITE must be one of: atari_qbert_cpu babyai_easy dmc_cheetah_cpu metaworld_reach_cpu xland_cpu budget smoke (CPU), metaworld babyai atari \
 procgen xland dmc (GPU), got '${SUITE:-}'" >&2; exit 2 ;;
 esac

@@ -176,3 +176,48 @@ def test_suites_vs_random_needs_every_seed_above_random_by_more_than_the_spread(
     seed(2, [1.0, 2.0, 3.0], [1.5, 1.5, 1.5], [0.3, 0.3, 0.3], [0.35, 0.35, 0.35])  # 0.325: within 2 errors
     assert suites_vs_random.table("r", "success") == {"greedy": False}
     assert "| r_s1 | greedy | 1 | 1 | 1 | 1.50 1.60 1.70 | 1.60 ± 0.10 | yes |" in capsys.readouterr().out
+
+
+def test_suites_vs_random_attempt_compares_the_last_attempt_with_random_and_with_the_first(tmp_path, monkeypatch):
+    """--attempt -1: the last attempt's success must clear random's as above and also attempt 0's, eval by eval."""
+    import suites_vs_random
+
+    monkeypatch.setattr(suites_vs_random, "RESULTS", tmp_path)
+    folder = tmp_path / "m"
+    folder.mkdir()
+    rand = {"episodes": 256, "eval/return": 1.0, "eval/W/attempt 0 success": 0.01, "eval/W/attempt 2 success": 0.02}
+    rand["eval/W/attempt 1 success"] = 0.02
+    (folder / "m_random.json").write_text(json.dumps(rand))
+
+    def seed(i, first, last):
+        evals = {"eval/return": [2.0] * 3, "eval/W/attempt 0 success": first, "eval/W/attempt 2 success": last}
+        evals["eval/W/attempt 1 success"] = first
+        r = {"name": f"m_s{i}", "wall_s": 60, "updates": 1, "env_steps": 1, "last_evals": evals}
+        (folder / f"m_s{i}.json").write_text(json.dumps(r))
+
+    seed(1, [0.2, 0.3, 0.2], [0.5, 0.6, 0.6])  # above random (0.02) and above attempt 0 by 0.33 ± 0.06
+    seed(2, [0.2, 0.3, 0.2], [0.5, 0.6, 0.6])
+    assert suites_vs_random.attempt_index(rand, -1) == 2 and suites_vs_random.attempt_index(rand, 5) is None
+    assert suites_vs_random.table("m", "success", -1) == {"greedy": True}
+    seed(2, [0.5, 0.3, 0.6], [0.5, 0.6, 0.6])  # above random, but attempt 2 - attempt 0: 0.1 ± 0.17
+    assert suites_vs_random.table("m", "success", -1) == {"greedy": False}
+    seed(2, [0.0, 0.0, 0.0], [0.0, 0.1, 0.0])  # above attempt 0 by 0.03 ± 0.06, and within random's spread
+    assert suites_vs_random.table("m", "success", -1) == {"greedy": False}
+
+
+def test_speed_budget_counts_the_runs_updates_as_the_script_does_and_prices_them_at_the_measured_speeds():
+    """speed.py --budget N: ceil(N / (timesteps_per_epoch * num_envs)) epochs of batches_per_epoch updates, and hours =
+    updates x the timed update, env steps / the timed acting rate."""
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "speed.py"), "--encoders", "ff", "--updates", "1", "--warmup", "0",
+         "--rollout-steps", "3", "--budget", "1000000000", "--set", "num_envs=3", "timesteps_per_epoch=7",
+         "batches_per_epoch=5"],  # fmt: skip
+        capture_output=True, text=True, env=env, timeout=300, check=True,
+    )  # fmt: skip
+    r = json.loads(next(line for line in out.stdout.splitlines() if line.startswith("RESULT "))[7:])
+    updates = 47_619_048 * 5  # ceil(1e9 / 21) epochs
+    assert r["budget_env_steps"] == 10**9 and r["budget_updates"] == updates
+    assert r["budget_update_hours"] == pytest.approx(updates * r["update_ms"] / 1000 / 3600, rel=0.05)  # ms rounded
+    assert r["budget_acting_hours"] == pytest.approx(10**9 / r["env_steps_per_s"] / 3600, rel=0.01)
+    assert f"1,000,000,000 env steps: {updates:,d} updates" in out.stdout

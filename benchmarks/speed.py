@@ -11,8 +11,9 @@ The update is timed on a fixed batch shaped like a real one (B sequences of max_
 real vector env with the default number of actors. Run it alone: a second torch process on the same cores halves
 both figures. --budget N adds the arithmetic for a run of N env steps at these settings: its updates
 (N / (timesteps_per_epoch * num_envs) epochs of batches_per_epoch) and the hours its updates and its acting take at the
-measured speeds, one core each (budget_* keys in the RESULT). One `RESULT {json}` line per encoder (final_eval_return is null: nothing is trained here;
-peak_rss_mb is the process's peak so far, so it grows with each encoder timed after the first).
+measured speeds, one core each (budget_* keys in the RESULT). One `RESULT {json}` line per encoder
+(final_eval_return is null: nothing is trained here; peak_rss_mb is the process's peak so far, so it grows with each
+encoder timed after the first).
 """
 
 import argparse

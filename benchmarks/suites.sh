@@ -77,9 +77,10 @@ budget)  # one update at the GPU shape (after one warm-up update), 50 acting ste
     "babyai envs:BabyAI-MT-v0 20000000 max_seq_len=256 num_envs=24"; do
     set -- $spec
     name=$1 env=$2 steps=$3; shift 3
-    OMP_NUM_THREADS=1 python benchmarks/speed.py --env-id $env --encoders transformer --updates 2 --warmup 1 \
-      --rollout-steps 50 --budget $steps --set $big "$@" | tee /dev/stderr | grep '^RESULT ' | cut -c8- \
-      > benchmarks/results/suites_budget/suites_budget_$name.json
+    out=$(OMP_NUM_THREADS=1 python benchmarks/speed.py --env-id $env --encoders transformer --updates 2 --warmup 1 \
+      --rollout-steps 50 --budget $steps --set $big "$@")
+    echo "$out"
+    grep '^RESULT ' <<<"$out" | cut -c8- > benchmarks/results/suites_budget/suites_budget_$name.json
   done ;;
 smoke)  # 8 actors (xland: 32 in one jax env), d_model 64, 2 layers, max_seq_len 32; short epochs, no evaluation
   small="--max-seq-len 32 --traj-save-len 64 --timesteps-per-epoch 50 --batches-per-epoch 20 --eval-interval 1000000"

@@ -6,8 +6,8 @@
 #   CPU:  atari_qbert_cpu       Atari Q*bert from 84x84 frames through a small Nature CNN, 2 seeds x 40 min side by side
 #         babyai_easy           BabyAI GoToRedBallNoDists + GoToObj, amago_multitask.py, 2 seeds x 20 min
 #         dmc_cheetah_cpu       DMC cheetah-run, 25 min
-#         metaworld_reach_cpu   Meta-World ML1 reach (a hidden goal, 3 attempts of 500 steps), transformer and ff
-#                               side by side, 25 min each
+#         metaworld_reach_cpu   Meta-World ML1 reach (a hidden goal, 3 attempts of 500 steps), 2 seeds x 100 min
+#                               side by side
 #         xland_cpu             XLand-MiniGrid trivial 9x9 (a hidden goal object, 4 attempts), 32 jax actors,
 #                               2 seeds x 30 min
 #         budget                what the CPU cannot do: one core's update and acting speed at the GPU commands'
@@ -51,12 +51,13 @@ dmc_cheetah_cpu)  # Box actions: the critic at width 64 (as the pendulum recipe)
   baseline suites_dmc_cheetah_cpu envs:DMC-cheetah-run-v0
   cpu suites_dmc_cheetah_cpu suites_dmc_cheetah_cpu 25 -- --env-id envs:DMC-cheetah-run-v0 --traj-encoder transformer \
     --total-timesteps 100000 --eps-anneal-steps 3750 --critic-hidden 64 --eval-interval 5 --eval-episodes 8 ;;
-metaworld_reach_cpu)  # the goal is found from the dense reward within the 32-step context; ff sees one reward back
-  baseline suites_metaworld_reach_cpu envs:MetaWorld-ML1-reach-v0
-  for enc in transformer ff; do
-    cpu suites_metaworld_reach_cpu suites_metaworld_reach_cpu_$enc 25 -- --env-id envs:MetaWorld-ML1-reach-v0 \
-      --traj-encoder $enc --total-timesteps 100000 --eps-anneal-steps 3750 --critic-hidden 64 --eval-interval 5 \
-      --eval-episodes 8 &
+metaworld_reach_cpu)  # 2 seeds side by side, each a learner + 1 collector; discount 0.99, 64 steps of context
+  baseline suites_metaworld_reach_cpu envs:MetaWorld-ML1-reach-v0 --episodes 256
+  for seed in ${SEEDS:-1 2}; do
+    cpu suites_metaworld_reach_cpu suites_metaworld_reach_cpu_s$seed 100 --collectors 1 -- \
+      --env-id envs:MetaWorld-ML1-reach-v0 --traj-encoder transformer --max-seq-len 64 --gamma 0.99 \
+      --critic-hidden 64 --total-timesteps 100000000 --eps-anneal-steps 3750 --eval-interval 15 --eval-episodes 16 \
+      --eval-sampled-too --seed $seed &
   done
   wait ;;
 xland_cpu)  # a learner + 1 collector (one core each), 2 seeds one after the other; sampled evals beside greedy

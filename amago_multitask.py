@@ -205,6 +205,8 @@ class Args:
     """epsilon at the start of the schedule (episode start for bilevel)"""
     eps_end: float = 0.05
     """epsilon at the end of the schedule (episode start for bilevel)"""
+    eps_scale_min: float = 0.0
+    """each episode's epsilon is the schedule times a scale: U[0,1) when 0 (AMAGO's), else log-uniform in [this, 1]"""
     # deviation: 12,500 env steps per actor, 10% of the default run (the reference: 1M), so a CPU run anneals
     eps_anneal_steps: int = 12_500
     """env steps per actor over which epsilon anneals (a collector process anneals like one process: its own steps)"""
@@ -430,16 +432,23 @@ def make_vec_env(env_id, num_envs, mode, seed, capture_video=False, run_name="")
 
 # =================================================== Exploration ====================================================
 class EpsilonGreedy:
-    """eps = U[0,1) * schedule(step), with the U[0,1) scale redrawn per episode so that some episodes are nearly
-    greedy and some nearly random (AMAGO's default). Discrete: a random action w.p. eps; Box: clipped Gaussian noise
-    of std eps; MultiBinary: each bit flips w.p. eps/2."""
+    """eps = scale * schedule(step), with the scale redrawn per episode so that some episodes are nearly greedy and
+    some nearly random. AMAGO draws scale ~ U[0,1) (scale_min=0). scale_min > 0 draws it log-uniformly in
+    [scale_min, 1], as Ape-X spreads epsilon over its actors: a task that needs H right actions in a row (a corridor)
+    gets whole tries from the episodes with eps < 1/H, about log10(scale_min*H)/log10(scale_min) of them at eps 1.
+    Discrete: a random action w.p. eps; Box: clipped Gaussian noise of std eps; MultiBinary: each bit flips w.p.
+    eps/2."""
 
-    def __init__(self, num_envs, action_space, eps_start, eps_end, anneal_steps, seed):
+    def __init__(self, num_envs, action_space, eps_start, eps_end, anneal_steps, seed, scale_min=0.0):
         self.space, self.anneal = action_space, max(anneal_steps, 1)
-        self.eps_start, self.eps_end = eps_start, eps_end
+        self.eps_start, self.eps_end, self.scale_min = eps_start, eps_end, scale_min
         self.rng = np.random.default_rng(seed)
-        self.scale = self.rng.random(num_envs)
+        self.scale = self.draw_scale(num_envs)
         self.step_count = 0  # vector steps taken (per actor), drives the schedule
+
+    def draw_scale(self, n):  # (n,) in [scale_min, 1]; U[0,1) when scale_min is 0
+        u = self.rng.random(n)
+        return self.scale_min**u if self.scale_min > 0 else u
 
     def schedule(self, start, end):
         return max(start - (start - end) * self.step_count / self.anneal, end)
@@ -462,7 +471,7 @@ class EpsilonGreedy:
         return actions.astype(np.float32) if isinstance(self.space, gym.spaces.Box) else actions
 
     def end_episodes(self, done):  # a new episode gets a new random scale
-        self.scale = np.where(done, self.rng.random(len(done)), self.scale)
+        self.scale = np.where(done, self.draw_scale(len(done)), self.scale)
 
     def state_dict(self):
         return {"scale": self.scale, "step_count": self.step_count, "rng": self.rng.bit_generator.state}
@@ -476,8 +485,8 @@ class BilevelEpsilonGreedy(EpsilonGreedy):
     """For finite-horizon meta-RL: eps also decays *within* each rollout, from an episode-start level to an
     episode-end level at `horizon`, so early attempts explore and late attempts exploit (AMAGO appendix)."""
 
-    def __init__(self, num_envs, action_space, eps_start, eps_end, anneal_steps, seed, horizon, eps_end_schedule):
-        super().__init__(num_envs, action_space, eps_start, eps_end, anneal_steps, seed)
+    def __init__(self, num_envs, action_space, eps_start, eps_end, anneal_steps, seed, horizon, eps_end_schedule, **kw):
+        super().__init__(num_envs, action_space, eps_start, eps_end, anneal_steps, seed, **kw)
         self.horizon, (self.end_start, self.end_end) = horizon, eps_end_schedule
 
     def epsilon(self, time_idx):
@@ -1519,12 +1528,12 @@ def train_step(agent, optimizer, accelerator, batches, args, updates):
 def make_exploration(args, envs):
     common = (args.num_envs, envs.single_action_space, args.eps_start, args.eps_end, args.eps_anneal_steps, args.seed)
     if args.exploration == "bilevel":
-        return BilevelEpsilonGreedy(*common, args.bilevel_horizon, args.bilevel_eps_end)
+        return BilevelEpsilonGreedy(*common, args.bilevel_horizon, args.bilevel_eps_end, scale_min=args.eps_scale_min)
     if args.exploration == "egreedy":
-        return EpsilonGreedy(*common)
+        return EpsilonGreedy(*common, scale_min=args.eps_scale_min)
     # module:f: f(EpsilonGreedy, envs) returns a subclass, constructed like EpsilonGreedy (e.g. envs/tmaze.py)
     factory = load_hook(args.exploration, "--exploration", "envs.tmaze:TMazeEpsilonGreedy (or egreedy, bilevel)")
-    return factory(EpsilonGreedy, envs)(*common)
+    return factory(EpsilonGreedy, envs)(*common, scale_min=args.eps_scale_min)
 
 
 if __name__ == "__main__":

@@ -15,9 +15,11 @@
 #   lunarlander_alone  the same command alone on the machine (nothing else running), seeds 1 and 2 one after the
 #                other, curve to 35 min, target 200, with torch's default threads as the user's command gets them
 #                (OMP_NUM_THREADS unset: 2 here). --seed 1 is the default, so seed 1 is the command as typed.
+#   lunarlander_alone_log_eps  the same with --eps-scale-min 1e-3 (each episode's ε scale log-uniform in [1e-3, 1]),
+#                seed 1 (SEEDS), recorded under lunarlander_alone as lunarlander_alone_log_eps_transformer_s<seed>.
 # cartpole and pendulum stop at the first eval at or above the target (--stop-at-target); lunarlander runs 120 min.
 # A recipe never replaces its recorded results: OVERWRITE=1 does, TAG=check_ writes under another recipe name.
-# Usage: bash benchmarks/classic_control.sh [cartpole|pendulum|lunarlander|all|lunarlander_alone]
+# Usage: bash benchmarks/classic_control.sh [cartpole|pendulum|lunarlander|all|lunarlander_alone|lunarlander_alone_log_eps]
 #   MINUTES=2 TAG=check_ bash benchmarks/classic_control.sh pendulum     # a short check of the commands
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,5 +53,12 @@ if [[ $what == lunarlander_alone ]]; then  # not in `all`: it needs the machine 
   for seed in ${SEEDS:-1 2}; do  # one run after the other, never two at once
     run lunarlander_alone lunarlander_alone_transformer_s$seed 35 --target 200 -- \
       --env-id LunarLander-v2 --traj-encoder transformer --seed $seed
+  done
+fi
+if [[ $what == lunarlander_alone_log_eps ]]; then  # not in `all`: it needs the machine to itself
+  unset OMP_NUM_THREADS
+  for seed in ${SEEDS:-1}; do
+    run lunarlander_alone lunarlander_alone_log_eps_transformer_s$seed 35 --target 200 -- \
+      --env-id LunarLander-v2 --traj-encoder transformer --eps-scale-min 1e-3 --seed $seed
   done
 fi

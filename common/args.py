@@ -22,6 +22,8 @@ def check_args(args):
     for name in "start_learning_at_epoch start_collecting_at_epoch eps_anneal_steps".split():
         if getattr(args, name) < 0:
             raise ValueError(f"--{name.replace('_', '-')} must be >= 0, got {getattr(args, name)}")
+    if not 0 <= args.eps_scale_min < 1:
+        raise ValueError(f"--eps-scale-min must lie in [0, 1) (0: the scale is U[0,1)), got {args.eps_scale_min}")
     if not 0 <= args.gamma < 1 or not all(0 <= g < 1 for g in args.multigammas):
         raise ValueError(f"discounts must lie in [0, 1): --gamma {args.gamma}, --multigammas {args.multigammas}")
     if args.traj_save_len < args.max_seq_len:

@@ -3,6 +3,7 @@
 
 import gymnasium as gym
 import numpy as np
+import pytest
 from conftest import run_script
 
 import amago_agent as amago
@@ -24,6 +25,32 @@ def test_exploration_schedule_and_noise():
     bilevel = amago.BilevelEpsilonGreedy(3, space, 1.0, 0.05, 100, 0, horizon=10, eps_end_schedule=(0.5, 0.01))
     bilevel.scale[:] = 1.0
     np.testing.assert_allclose(bilevel.epsilon(np.array([0, 5, 10])), [1.0, 0.75, 0.5])
+
+
+def test_log_uniform_scale_leaves_whole_corridor_walks_at_full_epsilon():
+    """--eps-scale-min m draws each episode's scale log-uniformly in [m, 1]: at schedule 1.0 a third of the episodes
+    (m = 1e-3) act with eps < 0.01, where U[0,1) (m = 0, AMAGO's) gives 1%."""
+    n, space = 30_000, gym.spaces.Discrete(4)
+    log = amago.EpsilonGreedy(n, space, 1.0, 0.05, 100, seed=0, scale_min=1e-3)
+    uni = amago.EpsilonGreedy(n, space, 1.0, 0.05, 100, seed=0, scale_min=0.0)
+    assert log.scale.min() >= 1e-3 and log.scale.max() <= 1.0
+    assert abs(np.log10(log.scale).mean() + 1.5) < 0.02  # log10 scale ~ U[-3, 0]
+    assert abs((log.epsilon(0) < 0.01).mean() - 1 / 3) < 0.01 and abs((uni.epsilon(0) < 0.01).mean() - 0.01) < 0.003
+    assert abs(uni.scale.mean() - 0.5) < 0.01
+    old = log.scale.copy()  # a finished episode redraws its scale from the same distribution, the others keep theirs
+    done = np.arange(n) % 2 == 0
+    log.end_episodes(done)
+    assert (log.scale[~done] == old[~done]).all() and (log.scale[done] != old[done]).mean() > 0.99
+    assert log.scale[done].min() >= 1e-3
+    # 100 "right" actions in a row kept whole at schedule 1.0: 0.30 of episodes (the integral of (1 - 0.75 eps)^100
+    # over the scale's distribution), where U[0,1) gives 0.013
+    for ex, expect in ((log, 0.30), (uni, 0.013)):
+        ex.anneal, ex.scale = 10**9, ex.draw_scale(n)
+        walks = np.all([ex(np.zeros(n, int), np.zeros(n)) == 0 for _ in range(100)], axis=0)
+        assert abs(walks.mean() - expect) < 0.015
+    envs = gym.vector.SyncVectorEnv([lambda: gym.make("CartPole-v1")] * 3)
+    assert amago.make_exploration(amago.Args(num_envs=3, eps_scale_min=1e-3), envs).scale_min == 1e-3
+    assert amago.make_exploration(amago.Args(num_envs=3), envs).scale_min == amago.Args().eps_scale_min == 0.0
 
 
 def test_tmaze_exploration_is_low_in_the_corridor_only():
@@ -100,3 +127,10 @@ def test_a_collector_anneals_like_one_process():
             s1, s2 = one.schedule(one.eps_start, one.eps_end), collector.schedule(one.eps_start, one.eps_end)
             assert s1 == s2, (n, s1, s2)
     assert s1 == 0.05  # annealed after --eps-anneal-steps 12,500 steps per actor
+
+
+def test_eps_scale_min_outside_0_1_is_refused():
+    for bad in (1.0, -0.1):
+        with pytest.raises(ValueError, match=rf"--eps-scale-min must lie in \[0, 1\).*got {bad}"):
+            amago.check_args(amago.Args(eps_scale_min=bad))
+    amago.check_args(amago.Args(eps_scale_min=0.0))  # 0: AMAGO's U[0,1) scale

@@ -48,17 +48,12 @@ fi
 if [[ $what == lunarlander || $what == all ]]; then
   run lunarlander lunarlander_transformer 120 --target 100 -- --env-id LunarLander-v2 --traj-encoder transformer
 fi
-if [[ $what == lunarlander_alone ]]; then  # not in `all`: it needs the machine to itself
+if [[ $what == lunarlander_alone || $what == lunarlander_alone_log_eps ]]; then  # not in `all`: the machine to itself
   unset OMP_NUM_THREADS
-  for seed in ${SEEDS:-1 2}; do  # one run after the other, never two at once
-    run lunarlander_alone lunarlander_alone_transformer_s$seed 35 --target 200 -- \
-      --env-id LunarLander-v2 --traj-encoder transformer --seed $seed
-  done
-fi
-if [[ $what == lunarlander_alone_log_eps ]]; then  # not in `all`: it needs the machine to itself
-  unset OMP_NUM_THREADS
-  for seed in ${SEEDS:-1}; do
-    run lunarlander_alone lunarlander_alone_log_eps_transformer_s$seed 35 --target 200 -- \
-      --env-id LunarLander-v2 --traj-encoder transformer --eps-scale-min 1e-3 --seed $seed
+  seeds=${SEEDS:-1 2} extra=""
+  [[ $what == lunarlander_alone_log_eps ]] && seeds=${SEEDS:-1} extra="--eps-scale-min 1e-3"
+  for seed in $seeds; do  # one run after the other, never two at once
+    run lunarlander_alone ${what}_transformer_s$seed 35 --target 200 -- \
+      --env-id LunarLander-v2 --traj-encoder transformer $extra --seed $seed
   done
 fi

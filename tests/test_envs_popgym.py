@@ -1,7 +1,13 @@
 """POPGym through envs.popgym_env: every game passes the env checker, observations become one-hot vectors with a
-timer, MultiDiscrete actions are raveled, and time-limit truncation ends the episode as a termination."""
+timer, MultiDiscrete actions are raveled, and time-limit truncation ends the episode as a termination; the memoryless
+bar (benchmarks/popgym_memoryless.py) scores answers as the games do."""
 
 import itertools
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -9,6 +15,8 @@ import pytest
 from conftest import INF_BOUNDS, check_strict, needs_popgym, record, same
 
 import envs  # noqa: F401  (registers the ids)
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @needs_popgym
@@ -103,3 +111,31 @@ def test_popgym_ids_are_registered_and_bad_names_are_clear_errors():
     assert env.unwrapped.env_name == "PopGym-RepeatPreviousEasy" and env.observation_space.shape == (5,)
     with pytest.raises(ValueError, match="unknown POPGym game 'RepeatLast'; accepted: .*RepeatPreviousEasy"):
         POPGym("RepeatLast")
+
+
+@needs_popgym
+@pytest.mark.parametrize(
+    "game, low, high",
+    [("CountRecallMedium", -0.6, -0.4), ("RepeatFirstMedium", -0.8, -0.2), ("AutoencodeEasy", -0.6, -0.35)],
+)
+def test_popgym_memoryless_bar_answers_as_the_game_scores_and_lies_far_above_random_where_the_time_step_helps(
+    game, low, high
+):
+    """benchmarks/popgym_memoryless.py reads each step's correct answer from the game's state: answering it earns the
+    game's maximum, 1.0 (so the rule is the game's own). A policy that sees only the time step and the observation
+    gets far more than random's -0.93 on CountRecall (the likely count grows with time; ~-0.50 measured on 20,000
+    episodes) and about random's -0.50 where the observation says nothing about the answer (RepeatFirst, Autoencode)."""
+    cmd = [
+        sys.executable,
+        "benchmarks/popgym_memoryless.py",
+        "--env-id",
+        f"envs:PopGym-{game}-v0",
+        "--episodes",
+        "1000",
+    ]
+    out = subprocess.run(
+        cmd, cwd=ROOT, capture_output=True, text=True, check=True, env={**os.environ, "OMP_NUM_THREADS": "1"}
+    )
+    result = json.loads(out.stdout.splitlines()[-1].removeprefix("RESULT "))
+    assert result["oracle_return"] == 1.0
+    assert low < result["return"] < high, result

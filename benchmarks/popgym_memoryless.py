@@ -1,4 +1,4 @@
-"""The best return a policy WITHOUT memory can get on a POPGym memory game: the bar an agent must beat to show memory.
+"""The best return a policy WITHOUT memory can get on a POPGym game: the bar an agent must beat to show it uses the past.
 
     python benchmarks/popgym_memoryless.py --env-id envs:PopGym-CountRecallMedium-v0 --episodes 4000
 
@@ -6,7 +6,8 @@ A uniform-random baseline is a weak bar for these games: a policy that sees only
 step can already do much better than random (in CountRecall, guessing the most likely count for the time step). This
 script measures that policy. It plays `--episodes` episodes, and at every step reads the correct answer from the game's
 own state (which card to repeat, which count to report), keyed by what a memoryless policy sees: the raw observation
-and the time step. The first half of the episodes fits the table "answer most often correct for this (time step,
+and the time step (not the previous action and reward that AMAGO's agent also sees: those are a one-step memory,
+with which e.g. RepeatFirst is solved by repeating a rewarded answer). The first half of the episodes fits the table "answer most often correct for this (time step,
 observation)"; the second half plays that table in fresh episodes and sums the game's own rewards (held out, so the
 bar is not inflated by fitting). Ends with one line `RESULT {json}`: the held-out mean return, its standard error, the
 fraction of scored steps answered correctly, and the fitting episodes' return (they answer correctly: 1.0 checks that

@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from common.args import resolve_env_ids, restore_flags  # noqa: E402
 from common.evaluate import obs_to_torch  # noqa: E402
+from common.logs import print_result  # noqa: E402
 from common.scale import load_weights  # noqa: E402
 
 
@@ -185,11 +186,7 @@ def main():
         print(name, json.dumps(result[name]), flush=True)
     envs.close()
     result["wall_s"] = round(time.time() - start, 1)
-    line = json.dumps(result)
-    if a.record:
-        Path(a.record).parent.mkdir(parents=True, exist_ok=True)
-        Path(a.record).write_text(json.dumps(result, indent=1) + "\n")
-    print("RESULT " + line)
+    print_result(result, a.record)
 
 
 if __name__ == "__main__":

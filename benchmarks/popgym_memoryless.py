@@ -17,7 +17,6 @@ Games with an answer rule: CountRecall*, RepeatFirst*, RepeatPrevious*, Autoenco
 """
 
 import argparse
-import json
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -27,6 +26,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from common.args import resolve_env_id  # noqa: E402
+from common.logs import print_result  # noqa: E402
 from envs.popgym_env import popgym_games  # noqa: E402
 
 
@@ -102,10 +102,7 @@ def main():
         "correct_fraction": round(hits / max(scored, 1), 4),
         "oracle_return": round(float(np.mean(oracle)), 4),  # 1.0 when the answer rule is the game's
     }
-    print("RESULT " + json.dumps(result), flush=True)
-    if a.record:
-        Path(a.record).parent.mkdir(parents=True, exist_ok=True)
-        Path(a.record).write_text(json.dumps(result, indent=1) + "\n")
+    print_result(result, a.record)
 
 
 if __name__ == "__main__":

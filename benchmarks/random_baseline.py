@@ -9,7 +9,6 @@ and the mean return's standard error over the episodes (return_sem).
 """
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -23,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 from amago_agent import make_vec_env  # noqa: E402
 from common.args import resolve_env_id  # noqa: E402
 from common.evaluate import evaluate  # noqa: E402
-from common.logs import eval_metrics  # noqa: E402
+from common.logs import eval_metrics, print_result  # noqa: E402
 
 
 class UniformRandom:
@@ -82,10 +81,7 @@ def main():
         "return_sem": round(float(np.std(returns) / np.sqrt(len(returns))), 4),  # the mean return's standard error
     }
     result.update({k: round(float(v), 4) for k, v in ev.items()})
-    print("RESULT " + json.dumps(result), flush=True)
-    if a.record:
-        Path(a.record).parent.mkdir(parents=True, exist_ok=True)
-        Path(a.record).write_text(json.dumps(result, indent=1) + "\n")
+    print_result(result, a.record)
 
 
 if __name__ == "__main__":

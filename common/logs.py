@@ -2,6 +2,7 @@
 it wrote (`runs/<run_name>/events.*`)."""
 
 import bisect
+import json
 from pathlib import Path
 
 import numpy as np
@@ -70,3 +71,11 @@ def eval_curve(scalars, start_time, tag="eval/return"):
     """Rows of (minutes since start, env steps, updates, eval return), one per evaluation."""
     updates = updates_at(scalars)
     return [((t - start_time) / 60, step, updates(t), value) for t, step, value in scalars.get(tag, [])]
+
+
+def print_result(result: dict, record=None):
+    """A benchmark's last line, `RESULT {json}`; with `record` (a path), the same dict also written there as JSON."""
+    if record:
+        Path(record).parent.mkdir(parents=True, exist_ok=True)
+        Path(record).write_text(json.dumps(result, indent=1) + "\n")
+    print("RESULT " + json.dumps(result), flush=True)

@@ -92,12 +92,15 @@ class Args:
     """gymnasium vector env kind; already_vectorized: the env id's `vector_entry_point` steps all actors (gymnax)"""
     max_seq_len: int = 32
     """context length: training windows hold max_seq_len transitions; rollouts attend over the last max_seq_len steps"""
-    # deviation: 200 updates per 800 env steps (the reference: 1,000 per 12,000), more updates per step of data
     timesteps_per_epoch: int = 100
     """env steps per actor collected between two training phases"""
     # deviation: counts optimizer updates (the reference counts batches; they differ with --batches-per-update > 1)
-    batches_per_epoch: int = 200
-    """optimizer updates per epoch (the update-to-data ratio is batches_per_epoch / (timesteps_per_epoch * num_envs))"""
+    batches_per_epoch: Optional[int] = None
+    """optimizer updates per epoch; None: as many as train --replay-ratio timesteps per env step collected"""
+    # deviation: the updates per epoch follow the context (the reference: a fixed 1,000 per 12,000 env steps), so a
+    # long context trains fewer, longer windows per env step instead of replaying each step thousands of times
+    replay_ratio: float = 192.0
+    """timesteps trained (updates x batch_size x batches_per_update x max_seq_len) per env step collected"""
     batch_size: int = 24
     """number of sequences in a training batch"""
     learning_rate: float = 6e-4  # deviation: the reference's 1e-4 learns LunarLander ~4x slower at these sizes
@@ -207,6 +210,10 @@ class Args:
     """epsilon at the end of the schedule (episode start for bilevel)"""
     eps_scale_min: float = 0.0
     """each episode's epsilon is the schedule times a scale: U[0,1) when 0 (AMAGO's), else log-uniform in [this, 1]"""
+    # deviation: random actions go to the observations an episode has not seen yet (the reference: the same eps at
+    # every step), so a long corridor of identical cells is walked whole and the cell after it explored
+    eps_revisit_power: float = 2.0
+    """epsilon at an observation seen n times in the episode so far is divided by n**power (0: AMAGO's)"""
     # deviation: 12,500 env steps per actor, 10% of the default run (the reference: 1M), so a CPU run anneals
     eps_anneal_steps: int = 12_500
     """env steps per actor over which epsilon anneals (a collector process anneals like one process: its own steps)"""
@@ -437,14 +444,23 @@ class EpsilonGreedy:
     [scale_min, 1], as Ape-X spreads epsilon over its actors: a task that needs H right actions in a row (a corridor)
     gets whole tries from the episodes with eps < 1/H, about log10(scale_min*H)/log10(scale_min) of them at eps 1.
     Discrete: a random action w.p. eps; Box: clipped Gaussian noise of std eps; MultiBinary: each bit flips w.p.
-    eps/2."""
+    eps/2.
+    revisit_power > 0 (a deviation; AMAGO has no such term) divides eps by n**revisit_power at an observation the actor
+    has seen n times in this episode, the episodic count of Never Give Up (Badia et al., 2020) used to spend the
+    random actions where they are new: a corridor of identical cells is walked nearly greedily (sum of 1/n**2 < 1.65
+    random-action chances however long it is), while its first new cell (a junction) gets the whole eps. An
+    observation that never repeats exactly (continuous states) keeps AMAGO's eps."""
 
-    def __init__(self, num_envs, action_space, eps_start, eps_end, anneal_steps, seed, scale_min=0.0):
+    def __init__(
+        self, num_envs, action_space, eps_start, eps_end, anneal_steps, seed, scale_min=0.0, revisit_power=0.0
+    ):
         self.space, self.anneal = action_space, max(anneal_steps, 1)
         self.eps_start, self.eps_end, self.scale_min = eps_start, eps_end, scale_min
         self.rng = np.random.default_rng(seed)
         self.scale = self.draw_scale(num_envs)
         self.step_count = 0  # vector steps taken (per actor), drives the schedule
+        self.revisit_power = revisit_power
+        self.visits = [{} for _ in range(num_envs)]  # per actor: {hash of an observation: times seen this episode}
 
     def draw_scale(self, n):  # (n,) in [scale_min, 1]; U[0,1) when scale_min is 0
         u = self.rng.random(n)
@@ -456,8 +472,17 @@ class EpsilonGreedy:
     def epsilon(self, time_idx):
         return self.scale * self.schedule(self.eps_start, self.eps_end)  # (N,)
 
-    def __call__(self, actions, time_idx):
-        eps = self.epsilon(time_idx)
+    def revisit_factor(self, obs):  # (N,) 1/n**power, n: times actor i has seen obs this episode (this one included)
+        if not self.revisit_power or obs is None:
+            return 1.0
+        n = np.empty(len(self.visits))
+        for i, seen in enumerate(self.visits):
+            key = hash(b"".join(np.ascontiguousarray(v[i]).tobytes() for v in obs.values()))
+            n[i] = seen[key] = seen.get(key, 0) + 1
+        return n**-self.revisit_power
+
+    def __call__(self, actions, time_idx, obs=None):  # obs: the env's observations {key: (N, ...)}, for revisits
+        eps = self.epsilon(time_idx) * self.revisit_factor(obs)
         n = len(actions)
         if isinstance(self.space, gym.spaces.Discrete):
             rand = self.rng.random(n) < eps
@@ -470,8 +495,10 @@ class EpsilonGreedy:
         self.step_count += 1
         return actions.astype(np.float32) if isinstance(self.space, gym.spaces.Box) else actions
 
-    def end_episodes(self, done):  # a new episode gets a new random scale
+    def end_episodes(self, done):  # a new episode gets a new random scale, and its observations are new again
         self.scale = np.where(done, self.draw_scale(len(done)), self.scale)
+        for i in np.flatnonzero(done):
+            self.visits[i].clear()
 
     def state_dict(self):
         return {"scale": self.scale, "step_count": self.step_count, "rng": self.rng.bit_generator.state}
@@ -1490,6 +1517,15 @@ def num_epochs(args):  # epochs of collect -> train -> eval that total_timesteps
     return math.ceil(args.total_timesteps / (args.timesteps_per_epoch * args.num_envs))
 
 
+def updates_per_epoch(args):
+    """--batches-per-epoch, else the updates that train --replay-ratio timesteps per env step of the epoch: 200 at the
+    default 32-step context, 63 at 101 steps, 13 at 501."""
+    if args.batches_per_epoch is not None:
+        return args.batches_per_epoch
+    trained_per_update = args.batch_size * args.batches_per_update * args.max_seq_len
+    return max(1, round(args.replay_ratio * args.timesteps_per_epoch * args.num_envs / trained_per_update))
+
+
 def due(every, epoch, last):  # every `every` epochs (0: never), and at the last one
     return bool(every) and (epoch % every == 0 or epoch == last)
 
@@ -1499,7 +1535,7 @@ def lr_at(args, updates):
     update of the run."""
     # deviation: the warm-up lasts --warmup-steps updates on any number of processes (the reference's scheduler,
     # stepped by accelerate once per process, ends it N times sooner on N processes)
-    total = num_epochs(args) * args.batches_per_epoch
+    total = num_epochs(args) * updates_per_epoch(args)
     frac = max(0.0, 1.0 - updates / total) if args.anneal_lr else 1.0
     return args.learning_rate * min(1.0, updates / max(args.warmup_steps, 1), frac)
 
@@ -1527,13 +1563,14 @@ def train_step(agent, optimizer, accelerator, batches, args, updates):
 
 def make_exploration(args, envs):
     common = (args.num_envs, envs.single_action_space, args.eps_start, args.eps_end, args.eps_anneal_steps, args.seed)
+    kw = dict(scale_min=args.eps_scale_min, revisit_power=args.eps_revisit_power)
     if args.exploration == "bilevel":
-        return BilevelEpsilonGreedy(*common, args.bilevel_horizon, args.bilevel_eps_end, scale_min=args.eps_scale_min)
+        return BilevelEpsilonGreedy(*common, args.bilevel_horizon, args.bilevel_eps_end, **kw)
     if args.exploration == "egreedy":
-        return EpsilonGreedy(*common, scale_min=args.eps_scale_min)
+        return EpsilonGreedy(*common, **kw)
     # module:f: f(EpsilonGreedy, envs) returns a subclass, constructed like EpsilonGreedy (e.g. envs/tmaze.py)
     factory = load_hook(args.exploration, "--exploration", "envs.tmaze:TMazeEpsilonGreedy (or egreedy, bilevel)")
-    return factory(EpsilonGreedy, envs)(*common, scale_min=args.eps_scale_min)
+    return factory(EpsilonGreedy, envs)(*common, **kw)
 
 
 if __name__ == "__main__":
@@ -1542,6 +1579,7 @@ if __name__ == "__main__":
         args = restore_flags(args, Path("runs") / args.run_name, sys.argv[1:])
     check_args(args)
     as_given = copy.copy(args)  # saved before env ids are resolved, so that a `module:Env` id still imports on resume
+    args.batches_per_epoch = updates_per_epoch(args)  # as CleanRL derives its batch sizes: one number from here on
     args.env_id, args.eval_env_id = resolve_env_ids(args)  # comma-separated ids, resolved to registered ones
     accelerator = Accelerator(cpu=not (args.cuda and torch.cuda.is_available()), mixed_precision=args.mixed_precision)
     device, main_process = accelerator.device, accelerator.is_main_process  # `accelerate launch` runs one per GPU
@@ -1635,7 +1673,7 @@ if __name__ == "__main__":
             if stop:
                 break
             a, hidden = policy.get_actions(*obs_to_torch(obs, device), hidden, greedy=args.train_greedy)
-            a = explore(a.cpu().numpy(), obs["time"])
+            a = explore(a.cpu().numpy(), obs["time"], obs["obs"])
             with env_errors(
                 args.env_id, counters["global_step"], ckpt_path, saved_epoch, envs.single_observation_space
             ):

@@ -21,6 +21,8 @@
 # A recipe never replaces its recorded results: OVERWRITE=1 does, TAG=check_ writes under another recipe name.
 # Usage: bash benchmarks/classic_control.sh [cartpole|pendulum|lunarlander|all|lunarlander_alone|lunarlander_alone_log_eps]
 #   MINUTES=2 TAG=check_ bash benchmarks/classic_control.sh pendulum     # a short check of the commands
+# --batches-per-epoch 200 / --eps-revisit-power 0 where set: the settings these runs were recorded with (a fixed
+# 200 updates per epoch at any context, AMAGO's epsilon at every step), now not the defaults.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -36,7 +38,8 @@ if [[ $what == cartpole || $what == all ]]; then
       run cartpole cartpole_${enc}_s$seed 30 --target 475 --stop-at-target -- \
         --env-id CartPole-v1 --traj-encoder $enc --seed $seed --num-envs 32 --eval-interval 5 --anneal-lr \
         --learning-rate 1e-3 --pos-emb learned --max-time-idx 1 --total-timesteps 921600 --eps-anneal-steps 1440 \
-        --batch-size 8 --n-layers 1 --critic-hidden 64 --actor-hidden 64 --tstep-hidden 64 --d-ff 128
+        --batch-size 8 --n-layers 1 --critic-hidden 64 --actor-hidden 64 --tstep-hidden 64 --d-ff 128 \
+        --batches-per-epoch 200
     done
   done
 fi

@@ -31,6 +31,8 @@
 #   tmaze_h500  long context: T-Maze H = 500, max_seq_len 501 (the whole episode in context), transformer only, <= 120
 #               min (not in `all`). Batch 8 sequences (4,008 tokens; H = 100 trains on 24 x 101 = 2,424).
 # A recipe never replaces its recorded results: OVERWRITE=1 does, TAG=check_ writes under another recipe name.
+# --batches-per-epoch 200 / --eps-revisit-power 0 where set: the settings these runs were recorded with (a fixed
+# 200 updates per epoch at any context, AMAGO's epsilon at every step), now not the defaults.
 # Usage: bash benchmarks/memory.sh [tmaze_h50|frozenlake|keydoor|all|tmaze_h100|tmaze_h500]
 #   ENCS=transformer MINUTES=60 bash benchmarks/memory.sh frozenlake                  # one encoder
 #   MINUTES=3 TAG=check_ EXTRA="--eval-interval 1" bash benchmarks/memory.sh tmaze_h50   # a short check of the commands
@@ -53,21 +55,23 @@ for enc in ${ENCS:-transformer ff}; do  # ENCS=ff runs only ff (to run the two s
       --env-id envs:TMazePassive-v0 --traj-encoder $enc --exploration envs.tmaze:TMazeEpsilonGreedy --train-greedy \
       --reward-multiplier 100 --gamma 0.9999 --max-seq-len 51 --traj-save-len 51 --timesteps-per-epoch 51 \
       --batches-per-epoch 100 --total-timesteps 200000 --eps-anneal-steps 5000 --eps-end 0.01 \
-      --eval-interval 10 --eval-episodes 200 --padded-sampling none $extra
+      --eval-interval 10 --eval-episodes 200 --padded-sampling none --eps-revisit-power 0 $extra
     report ${tag}tmaze_h50_$enc
   fi
   if [[ $what == frozenlake || $what == all ]]; then
     hide=$([[ $enc == ff ]] && echo "--hide-rl2" || true)
     run frozenlake frozenlake_$enc -- \
       --env-id envs:MetaFrozenLake-HideK-v0 --traj-encoder $enc $hide --max-seq-len 80 --traj-save-len 80 \
-      --total-timesteps 250000 --eps-anneal-steps 6250 --eval-interval 5 --eval-episodes 200 --padded-sampling none $extra
+      --total-timesteps 250000 --eps-anneal-steps 6250 --eval-interval 5 --eval-episodes 200 --padded-sampling none \
+      --batches-per-epoch 200 --eps-revisit-power 0 $extra
     report ${tag}frozenlake_$enc
   fi
   if [[ $what == keydoor || $what == all ]]; then
     run keydoor keydoor_$enc -- \
       --env-id envs:DarkKeyDoor-5x5-v0 --traj-encoder $enc --exploration bilevel --bilevel-horizon 200 \
       --reward-multiplier 100 --max-seq-len 100 --traj-save-len 200 --num-envs 64 --timesteps-per-epoch 200 \
-      --total-timesteps 2000000 --eps-anneal-steps 7812 --eval-interval 5 --eval-episodes 64 --padded-sampling none $extra
+      --total-timesteps 2000000 --eps-anneal-steps 7812 --eval-interval 5 --eval-episodes 64 --padded-sampling none \
+      --batches-per-epoch 200 --eps-revisit-power 0 $extra
     report ${tag}keydoor_$enc
   fi
 done
@@ -77,7 +81,7 @@ if [[ $what == tmaze_h100 ]]; then
     --env-id envs:TMazePassive-H100-v0 --traj-encoder transformer --exploration envs.tmaze:TMazeEpsilonGreedy --train-greedy \
     --reward-multiplier 100 --gamma 0.9999 --max-seq-len 101 --traj-save-len 101 --timesteps-per-epoch 101 \
     --batches-per-epoch 100 --total-timesteps 200000 --eps-anneal-steps 5000 --eps-end 0.01 \
-    --eval-interval 5 --eval-episodes 200 --padded-sampling none $extra
+    --eval-interval 5 --eval-episodes 200 --padded-sampling none --eps-revisit-power 0 $extra
   report ${tag}tmaze_h100_transformer
 fi
 # long context: T-Maze H = 500 (TMazePassive-H500-v0), the same recipe, 8 sequences of 501 steps per batch
@@ -87,6 +91,6 @@ if [[ $what == tmaze_h500 ]]; then
     --env-id envs:TMazePassive-H500-v0 --traj-encoder transformer --exploration envs.tmaze:TMazeEpsilonGreedy --train-greedy \
     --reward-multiplier 100 --gamma 0.9999 --max-seq-len 501 --traj-save-len 501 --timesteps-per-epoch 501 \
     --batch-size 8 --batches-per-epoch 100 --total-timesteps 600000 --eps-anneal-steps 15000 --eps-end 0.01 \
-    --eval-interval 5 --eval-episodes 200 --padded-sampling none $extra
+    --eval-interval 5 --eval-episodes 200 --padded-sampling none --eps-revisit-power 0 $extra
   report ${tag}tmaze_h500_transformer
 fi

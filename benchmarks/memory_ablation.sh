@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# T-Maze H = 100: which of the tuned recipe's flags make it learn where the defaults do not (memory_defaults.sh).
+# T-Maze H = 100: which of the tuned recipe's flags make it learn where AMAGO's defaults do not (memory_defaults.sh:
+# 200 updates per epoch and AMAGO's epsilon, set below; the scripts' defaults learn it: memory_revisit.sh).
 # Each variant is either the defaults plus one recipe flag (defaults_plus_<flag>) or the recipe less one flag, that
 # flag back at its default (recipe_minus_<flag>). Two seeds side by side, 60 minutes (MINUTES), one thread each, as
 # memory_defaults.sh; runs are named memory_ablation_tmaze_h100_<variant>_s<seed> under the recipe memory_ablation.
@@ -13,6 +14,8 @@
 #          savelen      --traj-save-len 101 (default 256)
 # Usage: bash benchmarks/memory_ablation.sh defaults_plus_explore     (MINUTES, SEEDS, TAG=check_, OVERWRITE=1 as
 #        memory_defaults.sh)
+# --batches-per-epoch 200 / --eps-revisit-power 0 where set: the settings these runs were recorded with (a fixed
+# 200 updates per epoch at any context, AMAGO's epsilon at every step), now not the defaults.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 variant=${1:?"which variant: defaults_plus_<flag> or recipe_minus_<flag>, flag one of explore greedy reward gamma epoch eps sampling savelen"}
@@ -43,7 +46,7 @@ fi
 for seed in ${SEEDS:-1 2}; do
   python benchmarks/run.py --minutes "${MINUTES:-60}" --recipe ${tag}memory_ablation \
     --name ${tag}memory_ablation_tmaze_h100_${variant}_s$seed ${OVERWRITE:+--overwrite} --target 0.95 -- \
-    --env-id envs:TMazePassive-H100-v0 --max-seq-len 101 --traj-encoder transformer $extra \
+    --env-id envs:TMazePassive-H100-v0 --max-seq-len 101 --traj-encoder transformer --batches-per-epoch 200 --eps-revisit-power 0 $extra \
     --seed $seed &
 done
 wait

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Memory tasks at the scripts' defaults: only --max-seq-len (the whole episode in context) and, where the episode is
-# longer than the default 256-step snippets, --traj-save-len are set. Two seeds, 60 minutes each, one thread each (the
-# two seeds run side by side on the 2 cores). The tuned recipes for the same tasks are in memory.sh and popgym.sh.
+# Memory tasks at AMAGO's fixed epoch and epsilon (--batches-per-epoch 200 --eps-revisit-power 0, set below;
+# memory_revisit.sh runs the same tasks at the scripts' defaults): otherwise only --max-seq-len (the whole episode in
+# context) and, where the episode is longer than the default 256-step snippets, --traj-save-len are set.
+# Two seeds, 60 minutes each, one thread each (side by side on the 2 cores). The tuned recipes: memory.sh, popgym.sh.
 #   tmaze_h50 / tmaze_h100 / tmaze_h500   T-Maze passive, corridor 50 / 100 / 500 (success: eval return >= 0.95)
 #   popgym_countrecall                    POPGym CountRecallMedium, 103-step episodes
 #   popgym_autoencode                     POPGym AutoencodeEasy, 103-step episodes
@@ -34,6 +35,6 @@ esac
 for seed in ${SEEDS:-1 2}; do
   python benchmarks/run.py --minutes "${MINUTES:-60}" --recipe ${tag}memory_defaults \
     --name ${tag}memory_defaults_${what}${suffix}_s$seed ${OVERWRITE:+--overwrite} $target -- \
-    $flags $extra --traj-encoder transformer --seed $seed &
+    $flags --batches-per-epoch 200 --eps-revisit-power 0 $extra --traj-encoder transformer --seed $seed &
 done
 wait

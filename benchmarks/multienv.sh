@@ -6,6 +6,8 @@
 # plot.py draws as one curve per env. Flags as the multitask recipe (benchmarks/multitask.sh), 25 minutes.
 # Target: success >= 0.9 on every env (a policy that does not adapt: ~1/3).
 # Usage: bash benchmarks/multienv.sh          MINUTES=2 TAG=check_ bash benchmarks/multienv.sh  (a short check)
+# --batches-per-epoch 200 / --eps-revisit-power 0 where set: the settings these runs were recorded with (a fixed
+# 200 updates per epoch at any context, AMAGO's epsilon at every step), now not the defaults.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tag=${TAG:-}
@@ -15,4 +17,4 @@ python benchmarks/run.py --minutes "${MINUTES:-25}" --script amago_multitask.py 
   --name ${tag}multienv_amago2_s1 --per-env success ${OVERWRITE:+--overwrite} -- \
   --env-id $ids --traj-encoder transformer --seed 1 --max-seq-len 8 --traj-save-len 8 --timesteps-per-epoch 24 \
   --batches-per-epoch 48 --total-timesteps 200000 --eps-anneal-steps 2500 --critic-hidden 64 --eval-interval 10 \
-  --eval-episodes 96
+  --eval-episodes 96 --eps-revisit-power 0

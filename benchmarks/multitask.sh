@@ -18,6 +18,8 @@
 # Usage: bash benchmarks/multitask.sh
 #   MINUTES=3 TAG=check_ bash benchmarks/multitask.sh     # a short check of the commands
 # --padded-sampling none: these runs were recorded when none was the scripts' default (now right).
+# --batches-per-epoch 200 / --eps-revisit-power 0 where set: the settings these runs were recorded with (a fixed
+# 200 updates per epoch at any context, AMAGO's epsilon at every step), now not the defaults.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 minutes=${MINUTES:-90}
@@ -53,7 +55,7 @@ EOF
 
 common="--env-id envs:MultiScaleBandit-v0 --traj-encoder transformer --seed $seed --max-seq-len 8 --traj-save-len 8 \
   --timesteps-per-epoch 24 --batches-per-epoch 48 --total-timesteps 200000 --eps-anneal-steps 2500 --critic-hidden 64 \
-  --eval-interval 10 --eval-episodes 96 --padded-sampling none"
+  --eval-interval 10 --eval-episodes 96 --padded-sampling none --eps-revisit-power 0"
 run() { python benchmarks/run.py --minutes "$minutes" --script $1 --recipe ${tag}multitask --name ${tag}multitask_$2_s$seed $over -- $common $extra; }
 run amago_multitask.py amago2 &
 run2=$!

@@ -11,6 +11,8 @@
 #   offline   a fully offline run on the dataset alone (--start-collecting-at-epoch never), 15 min
 #   finetune  the dataset, 20 offline epochs (4,000 updates), then online collection as usual, 15 min
 # Usage: bash benchmarks/offline.sh [expert|data|offline|finetune|all]   (offline and finetune may run side by side)
+# --batches-per-epoch 200 / --eps-revisit-power 0 where set: the settings these runs were recorded with (a fixed
+# 200 updates per epoch at any context, AMAGO's epsilon at every step), now not the defaults.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -19,7 +21,8 @@ OUT=benchmarks/out
 export OMP_NUM_THREADS=1
 FLAGS="--env-id CartPole-v1 --traj-encoder transformer --seed 1 --num-envs 32 --eval-interval 5 --anneal-lr
   --learning-rate 1e-3 --pos-emb learned --max-time-idx 1 --total-timesteps 921600 --eps-anneal-steps 1440
-  --batch-size 8 --n-layers 1 --critic-hidden 64 --actor-hidden 64 --tstep-hidden 64 --d-ff 128"
+  --batch-size 8 --n-layers 1 --critic-hidden 64 --actor-hidden 64 --tstep-hidden 64 --d-ff 128
+  --batches-per-epoch 200"
 data=$PWD/$OUT/${R}_data/protected
 over=${OVERWRITE:+--overwrite}  # OVERWRITE=1 replaces recorded results
 with_data() {  # with_data NAME: a fresh run folder whose buffer holds the dataset in protected/ (never deleted)

@@ -15,6 +15,8 @@
 # Usage: bash benchmarks/pixel_tmaze.sh [transformer|ff|all]
 #   MINUTES=3 TAG=check_ EXTRA="--eval-interval 4" bash benchmarks/pixel_tmaze.sh transformer   # a short check
 # --padded-sampling none: these runs were recorded when none was the scripts' default (now right).
+# --batches-per-epoch 200 / --eps-revisit-power 0 where set: the settings these runs were recorded with (a fixed
+# 200 updates per epoch at any context, AMAGO's epsilon at every step), now not the defaults.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -33,7 +35,7 @@ for enc in transformer ff; do
       --cnn-kernels 3 3 --cnn-strides 2 2 --exploration envs.tmaze:TMazeEpsilonGreedy --train-greedy \
       --reward-multiplier 100 --gamma 0.9999 --max-seq-len 11 --traj-save-len 11 --timesteps-per-epoch 11 \
       --batches-per-epoch 50 --total-timesteps 60000 --eps-anneal-steps 1500 --eps-end 0.01 \
-      --eval-interval 20 --eval-episodes 400 --padded-sampling none $extra
+      --eval-interval 20 --eval-episodes 400 --padded-sampling none --eps-revisit-power 0 $extra
     report ${tag}pixel_tmaze_$enc
   fi
 done

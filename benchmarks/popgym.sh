@@ -13,10 +13,13 @@
 # Usage: bash benchmarks/popgym.sh
 #   MINUTES=2 TAG=check_ bash benchmarks/popgym.sh     # a short check of the command
 # --padded-sampling none: these runs were recorded when none was the scripts' default (now right).
+# --batches-per-epoch 200 / --eps-revisit-power 0 where set: the settings these runs were recorded with (a fixed
+# 200 updates per epoch at any context, AMAGO's epsilon at every step), now not the defaults.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tag=${TAG:-}  # prefix of the recipe and run names
 python benchmarks/run.py --minutes "${MINUTES:-90}" --recipe ${tag}popgym --name ${tag}popgym_transformer \
   ${OVERWRITE:+--overwrite} --target 0.9 --stop-at-target -- \
   --env-id envs:PopGym-RepeatPreviousEasy-v0 --traj-encoder transformer --max-seq-len 64 --total-timesteps 200000 \
-  --eps-anneal-steps 2500 --eval-interval 2 --eval-episodes 100 --padded-sampling none
+  --eps-anneal-steps 2500 --eval-interval 2 --eval-episodes 100 --padded-sampling none \
+  --batches-per-epoch 200

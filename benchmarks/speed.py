@@ -17,6 +17,7 @@ encoder timed after the first).
 """
 
 import argparse
+import ast
 import json
 import math
 import resource
@@ -52,10 +53,11 @@ def fake_batch(agent, obs_space, B, L):
     }
 
 
-def with_overrides(args, pairs):  # --set k=v ...
+def with_overrides(args, pairs):  # --set k=v ...: a value of the field's type (an Optional None field: a literal)
     for kv in pairs:
         k, v = kv.split("=")
-        setattr(args, k, type(getattr(args, k))(v))
+        now = getattr(args, k)
+        setattr(args, k, type(now)(v) if now is not None else ast.literal_eval(v))
     return args
 
 
@@ -241,7 +243,7 @@ def main():
             "final_eval_return": None,
         }
         if a.budget:  # the run's updates as the script counts them (main's epochs), and the hours each side takes
-            updates = math.ceil(a.budget / (args.timesteps_per_epoch * args.num_envs)) * args.batches_per_epoch
+            updates = math.ceil(a.budget / (args.timesteps_per_epoch * args.num_envs)) * amago.updates_per_epoch(args)
             result |= {
                 "budget_env_steps": a.budget,
                 "budget_updates": updates,

@@ -2,6 +2,8 @@
 # The benchmark suites of envs/ (install: requirements-suites.txt). CPU-sized learning runs (one thread each, each
 # against the uniform-random policy of benchmarks/random_baseline.py), then the GPU-scale commands, one per suite (the
 # reference's settings where they fit one GPU; `--num-envs` actors, long contexts).
+# --batches-per-epoch 200 / --eps-revisit-power 0 where set: the settings these runs were recorded with (a fixed
+# 200 updates per epoch at any context, AMAGO's epsilon at every step), now not the defaults.
 # Usage: SUITE=<name> bash benchmarks/suites.sh
 #   CPU:  atari_qbert_cpu       Atari Q*bert from 84x84 frames through a small Nature CNN, 2 seeds x 40 min side by side
 #         babyai_easy           BabyAI GoToRedBallNoDists + GoToObj, amago_multitask.py, 2 seeds x 20 min
@@ -37,7 +39,7 @@ atari_qbert_cpu)  # 2 seeds side by side, each a learner + 1 collector; Nature C
     cpu suites_atari_qbert_cpu suites_atari_qbert_cpu_s$seed 40 --collectors 1 -- --env-id envs:Atari-Qbert-v0 \
       --tstep-encoder cnn --cnn nature --cnn-channels 16 32 32 --traj-encoder transformer --max-seq-len 16 \
       --total-timesteps 100000000 --eps-anneal-steps 6250 --eval-interval 15 --eval-episodes 16 --eval-sampled-too \
-      --seed $seed &
+      --batches-per-epoch 200 --eps-revisit-power 0 --seed $seed &
   done
   wait ;;
 babyai_easy)  # a learner + 1 collector (one core each), 2 seeds one after the other; sampled evals beside greedy
@@ -45,7 +47,7 @@ babyai_easy)  # a learner + 1 collector (one core each), 2 seeds one after the o
   for seed in ${SEEDS:-1 2}; do
     cpu suites_babyai_easy suites_babyai_easy_s$seed 20 --script amago_multitask.py --collectors 1 -- \
       --env-id envs:BabyAI-MT-Easy-v0 --traj-encoder transformer --max-seq-len 32 --total-timesteps 10000000 \
-      --eps-anneal-steps 1250 --eval-interval 5 --eval-episodes 96 --eval-sampled-too --seed $seed
+      --eps-anneal-steps 1250 --eval-interval 5 --eval-episodes 96 --eval-sampled-too --eps-revisit-power 0 --seed $seed
   done ;;
 dmc_cheetah_cpu)  # Box actions: the critic at width 64 (as the pendulum recipe), noise annealed over 30k steps
   baseline suites_dmc_cheetah_cpu envs:DMC-cheetah-run-v0
@@ -57,7 +59,7 @@ metaworld_reach_cpu)  # 2 seeds side by side, each a learner + 1 collector; disc
     cpu suites_metaworld_reach_cpu suites_metaworld_reach_cpu_s$seed 100 --collectors 1 -- \
       --env-id envs:MetaWorld-ML1-reach-v0 --traj-encoder transformer --max-seq-len 64 --gamma 0.99 \
       --critic-hidden 64 --total-timesteps 100000000 --eps-anneal-steps 3750 --eval-interval 15 --eval-episodes 16 \
-      --eval-sampled-too --seed $seed &
+      --eval-sampled-too --batches-per-epoch 200 --seed $seed &
   done
   wait ;;
 xland_cpu)  # a learner + 1 collector (one core each), 2 seeds one after the other; sampled evals beside greedy
@@ -66,11 +68,11 @@ xland_cpu)  # a learner + 1 collector (one core each), 2 seeds one after the oth
     cpu suites_xland_cpu suites_xland_cpu_s$seed 30 --collectors 1 -- --env-id envs:XLand-Trivial-R1-9x9-v0 \
       --env-mode already_vectorized --num-envs 32 --traj-encoder transformer --max-seq-len 64 \
       --timesteps-per-epoch 25 --total-timesteps 10000000 --eps-anneal-steps 3125 --eval-interval 5 \
-      --eval-episodes 64 --eval-sampled-too --seed $seed
+      --eval-episodes 64 --eval-sampled-too --batches-per-epoch 200 --eps-revisit-power 0 --seed $seed
   done ;;
 budget)  # one update at the GPU shape (after one warm-up update), 50 acting steps of every actor; one thread
   mkdir -p benchmarks/results/suites_budget
-  big="d_model=256 n_layers=3"
+  big="d_model=256 n_layers=3 batches_per_epoch=200"
   for spec in "procgen envs:Procgen-Memory-TwoShot-v0 50000000 tstep_encoder=cnn cnn=impala max_seq_len=256 num_envs=24" \
     "atari envs:Atari-MultiGame-v0 50000000 tstep_encoder=cnn cnn=impala max_seq_len=64 num_envs=30" \
     "metaworld_ml1_reach envs:MetaWorld-ML1-reach-v0 10000000 max_seq_len=256 num_envs=24" \
@@ -96,27 +98,33 @@ smoke)  # 8 actors (xland: 32 in one jax env), d_model 64, 2 layers, max_seq_len
 metaworld)  # ML1 reach, 3 attempts of 500 steps per goal; the whole rollout in context
   python benchmarks/run.py --minutes 600 --script amago_multitask.py --recipe suites_metaworld_ml1_reach --name suites_metaworld_ml1_reach -- \
     --env-id envs:MetaWorld-ML1-reach-v0 --traj-encoder transformer --max-seq-len 256 --num-envs 24 \
-    --d-model 256 --n-layers 3 --total-timesteps 10000000 --eps-anneal-steps 41666 --eval-interval 10 --eval-episodes 24 ;;
+    --d-model 256 --n-layers 3 --total-timesteps 10000000 --eps-anneal-steps 41666 --eval-interval 10 --eval-episodes 24 \
+    --batches-per-epoch 200 --eps-revisit-power 0 ;;
 babyai)  # seven levels, rooms / doors / keys
   python benchmarks/run.py --minutes 600 --script amago_multitask.py --recipe suites_babyai_mt --name suites_babyai_mt -- \
     --env-id envs:BabyAI-MT-v0 --traj-encoder transformer --max-seq-len 256 --num-envs 24 --d-model 256 \
-    --n-layers 3 --total-timesteps 20000000 --eps-anneal-steps 83333 --eval-interval 10 --eval-episodes 96 ;;
+    --n-layers 3 --total-timesteps 20000000 --eps-anneal-steps 83333 --eval-interval 10 --eval-episodes 96 \
+    --batches-per-epoch 200 --eps-revisit-power 0 ;;
 atari)  # five games, one network, unclipped rewards
   python benchmarks/run.py --minutes 600 --script amago_multitask.py --recipe suites_atari_multigame --name suites_atari_multigame -- \
     --env-id envs:Atari-MultiGame-v0 --tstep-encoder cnn --cnn impala --traj-encoder transformer --max-seq-len 64 \
-    --num-envs 30 --d-model 256 --n-layers 3 --total-timesteps 50000000 --eps-anneal-steps 166666 --eval-interval 20 --eval-episodes 30 ;;
+    --num-envs 30 --d-model 256 --n-layers 3 --total-timesteps 50000000 --eps-anneal-steps 166666 --eval-interval 20 --eval-episodes 30 \
+    --batches-per-epoch 200 --eps-revisit-power 0 ;;
 procgen)  # two attempts per level, memory mode
   python benchmarks/run.py --minutes 600 --script amago_multitask.py --recipe suites_procgen_memory --name suites_procgen_memory -- \
     --env-id envs:Procgen-Memory-TwoShot-v0 --tstep-encoder cnn --cnn impala --traj-encoder transformer \
-    --max-seq-len 256 --num-envs 24 --d-model 256 --n-layers 3 --total-timesteps 50000000 --eps-anneal-steps 208333 --eval-interval 20 ;;
+    --max-seq-len 256 --num-envs 24 --d-model 256 --n-layers 3 --total-timesteps 50000000 --eps-anneal-steps 208333 --eval-interval 20 \
+    --batches-per-epoch 200 --eps-revisit-power 0 ;;
 xland)  # 4 attempts per hidden ruleset, 512 actors in one jax call
   python benchmarks/run.py --minutes 600 --recipe suites_xland_trivial --name suites_xland_trivial -- \
     --env-id envs:XLand-Trivial-R1-9x9-v0 --env-mode already_vectorized --num-envs 512 --traj-encoder transformer \
-    --max-seq-len 512 --d-model 256 --n-layers 3 --total-timesteps 100000000 --eps-anneal-steps 19531 --eval-interval 10 ;;
+    --max-seq-len 512 --d-model 256 --n-layers 3 --total-timesteps 100000000 --eps-anneal-steps 19531 --eval-interval 10 \
+    --batches-per-epoch 200 --eps-revisit-power 0 ;;
 dmc)  # cheetah run, 1,000-step episodes
   python benchmarks/run.py --minutes 600 --recipe suites_dmc_cheetah_run --name suites_dmc_cheetah_run -- \
     --env-id envs:DMC-cheetah-run-v0 --traj-encoder transformer --max-seq-len 64 --num-envs 16 \
-    --total-timesteps 3000000 --eps-anneal-steps 18750 --eval-interval 10 --eval-episodes 16 ;;
+    --total-timesteps 3000000 --eps-anneal-steps 18750 --eval-interval 10 --eval-episodes 16 \
+    --batches-per-epoch 200 --eps-revisit-power 0 ;;
 *) echo "SUITE must be one of: atari_qbert_cpu babyai_easy dmc_cheetah_cpu metaworld_reach_cpu xland_cpu budget smoke (CPU), metaworld babyai atari \
 procgen xland dmc (GPU), got '${SUITE:-}'" >&2; exit 2 ;;
 esac

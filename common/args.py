@@ -22,6 +22,14 @@ def check_args(args):
     for name in "start_learning_at_epoch start_collecting_at_epoch eps_anneal_steps".split():
         if getattr(args, name) < 0:
             raise ValueError(f"--{name.replace('_', '-')} must be >= 0, got {getattr(args, name)}")
+    if args.replay_ratio <= 0:
+        raise ValueError(f"--replay-ratio must be > 0 (timesteps trained per env step), got {args.replay_ratio}")
+    if args.batches_per_epoch is not None and args.batches_per_epoch < 0:
+        raise ValueError(
+            f"--batches-per-epoch must be >= 0 (or None: from --replay-ratio), got {args.batches_per_epoch}"
+        )
+    if args.eps_revisit_power < 0:
+        raise ValueError(f"--eps-revisit-power must be >= 0 (0: off), got {args.eps_revisit_power}")
     if not 0 <= args.eps_scale_min < 1:
         raise ValueError(f"--eps-scale-min must lie in [0, 1) (0: the scale is U[0,1)), got {args.eps_scale_min}")
     if not 0 <= args.gamma < 1 or not all(0 <= g < 1 for g in args.multigammas):

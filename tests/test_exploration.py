@@ -134,3 +134,90 @@ def test_eps_scale_min_outside_0_1_is_refused():
         with pytest.raises(ValueError, match=rf"--eps-scale-min must lie in \[0, 1\).*got {bad}"):
             amago.check_args(amago.Args(eps_scale_min=bad))
     amago.check_args(amago.Args(eps_scale_min=0.0))  # 0: AMAGO's U[0,1) scale
+
+
+def test_revisit_power_walks_a_corridor_whole_and_keeps_epsilon_at_new_observations():
+    """--eps-revisit-power 2 divides eps by n**2 at an observation seen n times this episode: a T-Maze corridor
+    (one observation, repeated) is walked whole at eps 0.5 about a third of the time, where AMAGO's eps never walks
+    it, and the junction (a new observation) gets the whole eps. Counts are per actor and restart with the episode;
+    continuous observations, which never repeat, keep AMAGO's eps."""
+    H, N, space = 100, 4000, gym.spaces.Discrete(4)
+
+    def walk(power):  # the fraction of N actors whose "right" actions all survive the oracle cell and the corridor
+        ex = amago.EpsilonGreedy(N, space, 0.5, 0.5, 100, seed=0, revisit_power=power)
+        ex.scale[:] = 1.0
+        cue = np.stack([np.zeros(N), np.where(np.arange(N) % 2, 1.0, -1.0)], 1).astype(np.float32)
+        whole = np.ones(N, bool)
+        for t in range(H):  # x = t: the oracle cell (the cue), then H - 1 identical corridor cells
+            obs = {"observation": cue if t == 0 else np.zeros((N, 2), np.float32)}
+            whole &= ex(np.zeros(N, int), np.full(N, t), obs) == 0
+        junction = {"observation": np.tile(np.float32([1, 0]), (N, 1))}
+        return whole.mean(), ex.revisit_factor(junction), ex
+
+    p = 0.75 * 0.5  # the chance that eps 0.5 changes a "right" action
+    expect = (1 - p) ** 2 * np.prod([1 - p / n**2 for n in range(2, H)])  # oracle and first corridor cell: n = 1
+    walked, at_junction, ex = walk(2.0)
+    assert abs(walked - expect) < 0.03 and 0.25 < expect < 0.35
+    np.testing.assert_allclose(at_junction, 1.0)  # first sight: the whole eps
+    assert walk(0.0)[0] == 0.0  # (1 - 0.375)^100: AMAGO's eps never walks it
+    corridor = {"observation": np.zeros((N, 2), np.float32)}
+    np.testing.assert_allclose(ex.revisit_factor(corridor), 1 / H**2)  # its H-th sight
+    done = np.arange(N) < N // 2
+    ex.end_episodes(done)  # a new episode: the corridor is new again for the actors that finished, only
+    factor = ex.revisit_factor(corridor)
+    np.testing.assert_allclose(factor[done], 1.0)
+    np.testing.assert_allclose(factor[~done], 1 / (H + 1) ** 2)
+    rng = np.random.default_rng(0)  # continuous observations never repeat exactly: eps as AMAGO's
+    lander = amago.EpsilonGreedy(8, gym.spaces.Discrete(4), 1.0, 0.05, 100, seed=0, revisit_power=2.0)
+    for _ in range(50):
+        np.testing.assert_allclose(lander.revisit_factor({"observation": rng.standard_normal((8, 8))}), 1.0)
+    envs = gym.vector.SyncVectorEnv([lambda: gym.make("CartPole-v1")] * 3)
+    assert amago.make_exploration(amago.Args(num_envs=3, eps_revisit_power=2.0), envs).revisit_power == 2.0
+    with pytest.raises(ValueError, match=r"--eps-revisit-power must be >= 0.*got -1.0"):
+        amago.check_args(amago.Args(eps_revisit_power=-1.0))
+
+
+def test_revisit_power_leaves_a_landing_lunar_lander_as_amago_explores_it():
+    """LunarLander's observations never repeat exactly within an episode (an episode ends when the lander comes to
+    rest), so the default --eps-revisit-power changes none of its actions: the same seed explores exactly as with the
+    term off (AMAGO's epsilon-greedy), step for step, over whole landings by gymnasium's heuristic pilot."""
+    from gymnasium.envs.box2d.lunar_lander import heuristic
+
+    env = gym.make("LunarLander-v3")
+    space = env.action_space
+    amago_eps = amago.EpsilonGreedy(1, space, 1.0, 0.05, 2_000, seed=0, revisit_power=0.0)
+    revisit = amago.EpsilonGreedy(1, space, 1.0, 0.05, 2_000, seed=0, revisit_power=amago.Args().eps_revisit_power)
+    assert revisit.revisit_power > 0
+    steps = 0
+    for episode in range(4):
+        obs, _ = env.reset(seed=episode)
+        done = False
+        while not done:
+            pilot = np.array([heuristic(env.unwrapped, obs)])
+            seen = {"observation": obs[None]}
+            a = amago_eps(pilot, np.array([steps]), seen)
+            assert (revisit(pilot, np.array([steps]), seen) == a).all()
+            obs, _, term, trunc, _ = env.step(int(a[0]))
+            done = term or trunc
+            amago_eps.end_episodes(np.array([done]))
+            revisit.end_episodes(np.array([done]))
+            steps += 1
+    assert steps > 600  # whole landings, not crashes in a few steps
+
+
+def test_updates_per_epoch_keep_the_replay_ratio_across_context_lengths():
+    """--batches-per-epoch unset: as many updates as train --replay-ratio timesteps per env step collected, 200 at the
+    defaults and fewer, longer windows for a longer context; an explicit count wins."""
+    A = amago.Args
+    assert amago.updates_per_epoch(A()) == 200  # 192 * 800 / (24 * 32): the user's LunarLander command is unchanged
+    assert [amago.updates_per_epoch(A(max_seq_len=L)) for L in (51, 101, 104, 416, 501)] == [125, 63, 62, 15, 13]
+    assert amago.updates_per_epoch(A(batches_per_update=2)) == 100  # one update trains two batches
+    assert amago.updates_per_epoch(A(max_seq_len=10_000)) == 1  # never 0
+    assert amago.updates_per_epoch(A(max_seq_len=501, batches_per_epoch=100)) == 100
+    assert amago.updates_per_epoch(A(batches_per_epoch=0)) == 0  # collect only
+    for bad, msg in (
+        (dict(replay_ratio=0.0), "--replay-ratio must be > 0"),
+        (dict(batches_per_epoch=-1), "must be >= 0"),
+    ):
+        with pytest.raises(ValueError, match=msg):
+            amago.check_args(A(**bad))

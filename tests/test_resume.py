@@ -142,6 +142,6 @@ def test_learning_rate_warms_up_then_holds_or_anneals():
     assert amago.lr_at(args, total - 200) == pytest.approx(1e-4) and amago.lr_at(args, total) == 0.0
     agent, opt, acc, args2, _ = build(0)
     args2.anneal_lr, args2.warmup_steps = True, 1
-    total2 = amago.num_epochs(args2) * args2.batches_per_epoch
+    total2 = amago.num_epochs(args2) * amago.updates_per_epoch(args2)
     amago.train_step(agent, opt, acc, random_batch(agent), args2, total2 // 4)
     assert opt.param_groups[0]["lr"] == pytest.approx(0.75 * args2.learning_rate)  # the optimizer gets lr_at's value

@@ -179,7 +179,8 @@ for u in range(3):  # each rank its own batches; 2 batches per update (no_sync o
     batches = [random_batch(acc.unwrap_model(agent), seed=100 * r + 10 * u + j) for j in range(2)]
     amago.train_step(agent, opt, acc, batches, args, u + 1)
 torch.save([p.detach() for p in acc.unwrap_model(agent).trainable_parameters()], f"rank{{r}}.pt")
-print("world", acc.num_processes, acc.distributed_type)
+if r == 0:  # one line, not two ranks' output interleaved
+    print("world", acc.num_processes, acc.distributed_type)
 """
 
 

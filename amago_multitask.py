@@ -444,12 +444,9 @@ class EpsilonGreedy:
     [scale_min, 1], as Ape-X spreads epsilon over its actors: a task that needs H right actions in a row (a corridor)
     gets whole tries from the episodes with eps < 1/H, about log10(scale_min*H)/log10(scale_min) of them at eps 1.
     Discrete: a random action w.p. eps; Box: clipped Gaussian noise of std eps; MultiBinary: each bit flips w.p.
-    eps/2.
-    revisit_power > 0 (a deviation; AMAGO has no such term) divides eps by n**revisit_power at an observation the actor
-    has seen n times in this episode, the episodic count of Never Give Up (Badia et al., 2020) used to spend the
-    random actions where they are new: a corridor of identical cells is walked nearly greedily (sum of 1/n**2 < 1.65
-    random-action chances however long it is), while its first new cell (a junction) gets the whole eps. An
-    observation that never repeats exactly (continuous states) keeps AMAGO's eps."""
+    eps/2. revisit_power divides eps by n**power at an observation seen n times this episode (Never Give Up's
+    episodic count, Badia et al., 2020): at power 2 a corridor of identical cells gets < 1.65 random-action chances in
+    all and its first new cell the whole eps; observations that never repeat (continuous states) keep AMAGO's eps."""
 
     def __init__(
         self, num_envs, action_space, eps_start, eps_end, anneal_steps, seed, scale_min=0.0, revisit_power=0.0

@@ -21,8 +21,6 @@
 # A recipe never replaces its recorded results: OVERWRITE=1 does, TAG=check_ writes under another recipe name.
 # Usage: bash benchmarks/classic_control.sh [cartpole|pendulum|lunarlander|all|lunarlander_alone|lunarlander_alone_log_eps]
 #   MINUTES=2 TAG=check_ bash benchmarks/classic_control.sh pendulum     # a short check of the commands
-# --batches-per-epoch 200 / --eps-revisit-power 0 where set: the settings these runs were recorded with (a fixed
-# 200 updates per epoch at any context, AMAGO's epsilon at every step), now not the defaults.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}

@@ -31,8 +31,6 @@
 #   tmaze_h500  long context: T-Maze H = 500, max_seq_len 501 (the whole episode in context), transformer only, <= 120
 #               min (not in `all`). Batch 8 sequences (4,008 tokens; H = 100 trains on 24 x 101 = 2,424).
 # A recipe never replaces its recorded results: OVERWRITE=1 does, TAG=check_ writes under another recipe name.
-# --batches-per-epoch 200 / --eps-revisit-power 0 where set: the settings these runs were recorded with (a fixed
-# 200 updates per epoch at any context, AMAGO's epsilon at every step), now not the defaults.
 # Usage: bash benchmarks/memory.sh [tmaze_h50|frozenlake|keydoor|all|tmaze_h100|tmaze_h500]
 #   ENCS=transformer MINUTES=60 bash benchmarks/memory.sh frozenlake                  # one encoder
 #   MINUTES=3 TAG=check_ EXTRA="--eval-interval 1" bash benchmarks/memory.sh tmaze_h50   # a short check of the commands

@@ -14,8 +14,6 @@
 #          savelen      --traj-save-len 101 (default 256)
 # Usage: bash benchmarks/memory_ablation.sh defaults_plus_explore     (MINUTES, SEEDS, TAG=check_, OVERWRITE=1 as
 #        memory_defaults.sh)
-# --batches-per-epoch 200 / --eps-revisit-power 0 where set: the settings these runs were recorded with (a fixed
-# 200 updates per epoch at any context, AMAGO's epsilon at every step), now not the defaults.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 variant=${1:?"which variant: defaults_plus_<flag> or recipe_minus_<flag>, flag one of explore greedy reward gamma epoch eps sampling savelen"}

@@ -6,8 +6,6 @@
 # plot.py draws as one curve per env. Flags as the multitask recipe (benchmarks/multitask.sh), 25 minutes.
 # Target: success >= 0.9 on every env (a policy that does not adapt: ~1/3).
 # Usage: bash benchmarks/multienv.sh          MINUTES=2 TAG=check_ bash benchmarks/multienv.sh  (a short check)
-# --batches-per-epoch 200 / --eps-revisit-power 0 where set: the settings these runs were recorded with (a fixed
-# 200 updates per epoch at any context, AMAGO's epsilon at every step), now not the defaults.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tag=${TAG:-}

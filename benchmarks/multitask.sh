@@ -18,8 +18,6 @@
 # Usage: bash benchmarks/multitask.sh
 #   MINUTES=3 TAG=check_ bash benchmarks/multitask.sh     # a short check of the commands
 # --padded-sampling none: these runs were recorded when none was the scripts' default (now right).
-# --batches-per-epoch 200 / --eps-revisit-power 0 where set: the settings these runs were recorded with (a fixed
-# 200 updates per epoch at any context, AMAGO's epsilon at every step), now not the defaults.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 minutes=${MINUTES:-90}

@@ -11,8 +11,6 @@
 #   offline   a fully offline run on the dataset alone (--start-collecting-at-epoch never), 15 min
 #   finetune  the dataset, 20 offline epochs (4,000 updates), then online collection as usual, 15 min
 # Usage: bash benchmarks/offline.sh [expert|data|offline|finetune|all]   (offline and finetune may run side by side)
-# --batches-per-epoch 200 / --eps-revisit-power 0 where set: the settings these runs were recorded with (a fixed
-# 200 updates per epoch at any context, AMAGO's epsilon at every step), now not the defaults.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}

@@ -15,8 +15,6 @@
 # Usage: bash benchmarks/pixel_tmaze.sh [transformer|ff|all]
 #   MINUTES=3 TAG=check_ EXTRA="--eval-interval 4" bash benchmarks/pixel_tmaze.sh transformer   # a short check
 # --padded-sampling none: these runs were recorded when none was the scripts' default (now right).
-# --batches-per-epoch 200 / --eps-revisit-power 0 where set: the settings these runs were recorded with (a fixed
-# 200 updates per epoch at any context, AMAGO's epsilon at every step), now not the defaults.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}

@@ -13,8 +13,6 @@
 # Usage: bash benchmarks/popgym.sh
 #   MINUTES=2 TAG=check_ bash benchmarks/popgym.sh     # a short check of the command
 # --padded-sampling none: these runs were recorded when none was the scripts' default (now right).
-# --batches-per-epoch 200 / --eps-revisit-power 0 where set: the settings these runs were recorded with (a fixed
-# 200 updates per epoch at any context, AMAGO's epsilon at every step), now not the defaults.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tag=${TAG:-}  # prefix of the recipe and run names

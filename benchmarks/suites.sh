@@ -2,8 +2,6 @@
 # The benchmark suites of envs/ (install: requirements-suites.txt). CPU-sized learning runs (one thread each, each
 # against the uniform-random policy of benchmarks/random_baseline.py), then the GPU-scale commands, one per suite (the
 # reference's settings where they fit one GPU; `--num-envs` actors, long contexts).
-# --batches-per-epoch 200 / --eps-revisit-power 0 where set: the settings these runs were recorded with (a fixed
-# 200 updates per epoch at any context, AMAGO's epsilon at every step), now not the defaults.
 # Usage: SUITE=<name> bash benchmarks/suites.sh
 #   CPU:  atari_qbert_cpu       Atari Q*bert from 84x84 frames through a small Nature CNN, 2 seeds x 40 min side by side
 #         babyai_easy           BabyAI GoToRedBallNoDists + GoToObj, amago_multitask.py, 2 seeds x 20 min

@@ -66,9 +66,11 @@ for enc in ${ENCS:-transformer ff}; do  # ENCS=ff runs only ff (to run the two s
   fi
   if [[ $what == frozenlake || $what == all ]]; then
     hide=$([[ $enc == ff ]] && echo "--hide-rl2" || true)
-    # AT_DEFAULTS=1: the scripts' --replay-ratio and --eps-revisit-power instead (runs frozenlake_defaults_<enc>)
+    # AT_DEFAULTS=1: the scripts' --replay-ratio and --eps-revisit-power instead (runs frozenlake_defaults_<enc>;
+    # SEED=N, N > 1: another seed, frozenlake_defaults_<enc>_sN)
     pins="--batches-per-epoch 200 --eps-revisit-power 0" name=frozenlake_$enc
     [[ ${AT_DEFAULTS:-} == 1 ]] && pins="" name=frozenlake_defaults_$enc
+    [[ ${AT_DEFAULTS:-} == 1 && ${SEED:-1} != 1 ]] && pins="--seed $SEED" name=frozenlake_defaults_${enc}_s$SEED
     run frozenlake $name -- \
       --env-id envs:MetaFrozenLake-HideK-v0 --traj-encoder $enc $hide --max-seq-len 80 --traj-save-len 80 \
       --total-timesteps 250000 --eps-anneal-steps 6250 --eval-interval 5 --eval-episodes 200 --padded-sampling none \

@@ -40,6 +40,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
+if [[ -n ${SEED:-} && ( ${AT_DEFAULTS:-} != 1 || $what != frozenlake ) ]]; then
+  echo "SEED=$SEED: only AT_DEFAULTS=1 ... frozenlake runs other seeds" >&2; exit 2
+fi
 case $what in
 tmaze_h50 | frozenlake | keydoor | all | tmaze_h500) ;;
 tmaze_h100) echo "tmaze_h100's tuned recipe is retired (benchmarks/results/archive/README.md); the defaults learn it:" \
@@ -68,13 +71,15 @@ for enc in ${ENCS:-transformer ff}; do  # ENCS=ff runs only ff (to run the two s
     hide=$([[ $enc == ff ]] && echo "--hide-rl2" || true)
     # AT_DEFAULTS=1: the scripts' --replay-ratio and --eps-revisit-power instead (runs frozenlake_defaults_<enc>;
     # SEED=N, N > 1: another seed, frozenlake_defaults_<enc>_sN)
-    pins="--batches-per-epoch 200 --eps-revisit-power 0" name=frozenlake_$enc
-    [[ ${AT_DEFAULTS:-} == 1 ]] && pins="" name=frozenlake_defaults_$enc
-    [[ ${AT_DEFAULTS:-} == 1 && ${SEED:-1} != 1 ]] && pins="--seed $SEED" name=frozenlake_defaults_${enc}_s$SEED
+    pins="--batches-per-epoch 200 --eps-revisit-power 0" name=frozenlake_$enc seed=""
+    if [[ ${AT_DEFAULTS:-} == 1 ]]; then
+      pins="" name=frozenlake_defaults_$enc
+      if [[ ${SEED:-1} != 1 ]]; then seed="--seed $SEED" name+=_s$SEED; fi
+    fi
     run frozenlake $name -- \
       --env-id envs:MetaFrozenLake-HideK-v0 --traj-encoder $enc $hide --max-seq-len 80 --traj-save-len 80 \
       --total-timesteps 250000 --eps-anneal-steps 6250 --eval-interval 5 --eval-episodes 200 --padded-sampling none \
-      $pins $extra
+      $pins $seed $extra
     report ${tag}$name
   fi
   if [[ $what == keydoor || $what == all ]]; then

@@ -5,7 +5,17 @@
 # same tasks at AMAGO's fixed epoch and epsilon: memory_defaults.sh; the tuned recipes: memory.sh and popgym.sh.
 # Runs are named memory_revisit_<task>_s<seed>, recorded in benchmarks/results/memory_revisit/.
 # Usage: bash benchmarks/memory_revisit.sh tmaze_h100   (MINUTES=2 TAG=check_: a short check)
+#        bash benchmarks/memory_revisit.sh popgym_countrecall resume   (the recorded seeds go on for another hour, as
+#        memory_revisit_<task>_s<seed>_resumed; SEEDS=2 for one of them)
+#        bash benchmarks/memory_revisit.sh popgym_countrecall alone    (each seed alone on the machine, torch's default
+#        threads, one after the other, as memory_revisit_<task>_alone_s<seed>)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source benchmarks/memory_tasks.sh
-run_memory_task memory_revisit "${1:?which task (see benchmarks/memory_tasks.sh)}" ""
+task=${1:?which task (see benchmarks/memory_tasks.sh)}
+case ${2:-} in
+"") run_memory_task memory_revisit "$task" "" ;;
+resume) resume_memory_task memory_revisit "$task" ;;
+alone) run_memory_task_alone memory_revisit "$task" ;;
+*) echo "unknown option '$2': resume, alone, or none" >&2; exit 2 ;;
+esac

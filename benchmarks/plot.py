@@ -6,7 +6,8 @@
 Each recipe's plot holds one greedy-eval curve per run (benchmarks/run.py writes the CSVs). The multitask recipe
 plots its per-scale success instead (multitask.sh writes <run>_per_scale.csv), and a recipe of multi-env runs its
 per-env curves (<run>_per_env.csv, from run.py --per-env). Runs with sampled evals beside greedy (--eval-sampled-too)
-get both curves; a recipe with a <recipe>_random.json draws the uniform-random policy's return as a dashed line.
+get both curves; a recipe with a <recipe>_random.json draws the uniform-random policy's return as a dashed line. A run
+continued as <run>_resumed (run.py --resume-from) is drawn once, as the continuation, whose curve begins with it.
 benchmarks/results/archive/ holds results of earlier recipes and is not plotted.
 """
 
@@ -36,6 +37,8 @@ def plot(recipe):
     curves = {}
     for f in sorted((RESULTS / recipe).glob(pattern)):
         if recipe not in SPECIAL and f.stem.endswith(("_per_scale", "_per_env")) and columns:
+            continue
+        if f.with_name(f"{f.stem}_resumed.csv").exists():  # continued (run.py --resume-from): its curve is the prefix
             continue
         rows = list(csv.DictReader(f.open()))
         if not rows:

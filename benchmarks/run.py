@@ -68,6 +68,12 @@ def main():
     p.add_argument("--stop-at-target", action="store_true", help="stop the run at the first eval at or above --target")
     p.add_argument("--recipe", default=None, help="record the result in benchmarks/results/<recipe>/<name>.{csv,json}")
     p.add_argument("--overwrite", action="store_true", help="replace the recorded result of the same name")
+    p.add_argument(
+        "--resume-from",
+        default=None,
+        help="continue the recorded run of this name (of --recipe) from its last checkpoint, in a copy of its output "
+        "folder: the curve goes on from the earlier run's minutes, env steps and updates",
+    )
     p.add_argument("--per-env", default=None, help="also write <name>_per_env.csv: eval/<env>/<this metric> per env")
     p.add_argument(
         "--collectors",
@@ -94,6 +100,22 @@ def main():
         if not a.overwrite:
             p.error(f"{out.relative_to(ROOT)} holds an earlier run's output; pass --overwrite to replace it")
         shutil.rmtree(out)
+    run_name, before = a.name, None  # before: the resumed run's recorded result
+    if a.resume_from:
+        earlier = ROOT / "benchmarks" / "out" / a.resume_from
+        recorded = record / f"{a.resume_from}.json" if record else None
+        # the script's run folder (a resumed run keeps the name of the run it continues)
+        ckpts = sorted(earlier.glob("runs/*/checkpoint.pt"))
+        if not (recorded and recorded.exists() and len(ckpts) == 1):
+            p.error(
+                f"--resume-from {a.resume_from!r} needs --recipe, its recorded result and one checkpoint in "
+                f"{earlier.relative_to(ROOT)}/runs/*/"
+            )
+        before = json.loads(recorded.read_text())
+        shutil.copytree(earlier, out, dirs_exist_ok=True)  # the earlier run's folder stays as it was
+        run_name, script_args = ckpts[0].parent.name, [*script_args, "--resume"]  # its flags come from its flags.json
+        flags = out / "runs" / run_name / "flags.json"  # the copy's buffer is its own
+        flags.write_text(json.dumps({**json.loads(flags.read_text()), "buffer_dir": str(out / "buffers")}, indent=1))
     out.mkdir(parents=True, exist_ok=True)
     launch = ["-m", "common.launch", "--collectors", str(a.collectors), "--steps-per-update", f"{a.steps_per_update:g}"]
     cmd = [
@@ -102,7 +124,7 @@ def main():
         str(ROOT / a.script),
         *script_args,
         "--run-name",
-        a.name,
+        run_name,
         "--buffer-dir",
         str(out / "buffers"),
     ]
@@ -122,7 +144,7 @@ def main():
         try:
             rc = proc.wait(timeout=min(30.0, max(0.1, deadline - time.time())))
         except subprocess.TimeoutExpired:
-            hit = a.stop_at_target and target_reached(out / "runs" / a.name, a.target)
+            hit = a.stop_at_target and target_reached(out / "runs" / run_name, a.target)
             if hit or time.time() >= deadline:
                 print("stopping:", "target reached" if hit else "budget spent", flush=True)
                 proc.terminate()  # checkpoints and buffer files are written atomically, so stopping anywhere is safe
@@ -130,10 +152,16 @@ def main():
     wall = time.time() - start
     if rc not in (0, -signal.SIGTERM, 128 + signal.SIGTERM):  # ended by itself with an error: nothing to record
         sys.exit(f"the run failed (exit code {rc}): see {(out / 'stdout.log').relative_to(ROOT)}")
-    scalars = read_scalars(out / "runs" / a.name)
-    curve = eval_curve(scalars, start)
+    scalars, earlier_rows = read_scalars(out / "runs" / run_name), []
+    if before:  # the earlier run's rows as recorded; our events go on from its minutes (its own are left out)
+        scalars = {k: [e for e in v if e[0] >= start] for k, v in scalars.items()}
+        start, wall = start - before["wall_s"], wall + before["wall_s"]
+        lines = (record / f"{a.resume_from}.csv").read_text().splitlines()[1:]
+        earlier_rows = [x.split(",") for x in lines]
+    curve = [(float(m), int(s), int(u), float(r)) for m, s, u, r, *_ in earlier_rows] + eval_curve(scalars, start)
     # --eval-sampled-too: each greedy eval is followed by one on the same episodes with sampled actions
-    sampled = [v for _, _, v in sorted(scalars.get("eval_sampled/return", []), key=lambda e: e[0])]
+    sampled = [float(x[4]) for x in earlier_rows if len(x) > 4 and x[4]]
+    sampled += [v for _, _, v in sorted(scalars.get("eval_sampled/return", []), key=lambda e: e[0])]
     with open(out / "curve.csv", "w") as f:
         f.write("minutes,env_steps,updates,eval_return" + (",eval_sampled_return\n" if sampled else "\n"))
         for i, row in enumerate(curve):
@@ -147,9 +175,9 @@ def main():
     updates = max((v for _, _, v in scalars.get("charts/updates", [])), default=0)
     result = {
         "name": a.name,
-        "env_id": arg_value(script_args, "--env-id", "CartPole-v1"),
-        "traj_encoder": arg_value(script_args, "--traj-encoder", "transformer"),
-        "seed": int(arg_value(script_args, "--seed", 1)),
+        "env_id": arg_value(script_args, "--env-id", before["env_id"] if before else "CartPole-v1"),
+        "traj_encoder": arg_value(script_args, "--traj-encoder", before["traj_encoder"] if before else "transformer"),
+        "seed": int(arg_value(script_args, "--seed", before["seed"] if before else 1)),
         "env_steps": steps,
         "updates": int(updates),
         "wall_s": round(wall, 1),
@@ -163,6 +191,8 @@ def main():
         "first_minute_at_or_above": None,
         "exit_code": rc,
     }
+    if before:
+        result["resumed_from"] = a.resume_from
     if sampled:
         result["final_eval_sampled_return"] = round(sampled[-1], 2)
         result["best_eval_sampled_return"] = round(max(sampled), 2)

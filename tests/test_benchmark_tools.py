@@ -86,6 +86,70 @@ def test_run_py_records_nothing_when_the_run_fails():
         shutil.rmtree(recipe, ignore_errors=True)
 
 
+def test_run_py_resume_from_continues_a_recorded_run_and_its_curve():
+    """--resume-from NAME continues NAME's checkpoint in a copy of its output folder: the new curve starts with NAME's
+    recorded rows and goes on from its minutes, env steps and updates; NAME's own folder and files stay as they were. A
+    resumed run can be resumed again. Without a recorded result to continue, it is refused."""
+    recipe = f"test_resume_{os.getpid()}"
+    first, second, third = f"{recipe}_a", f"{recipe}_b", f"{recipe}_c"
+    results, out = ROOT / "benchmarks/results" / recipe, ROOT / "benchmarks/out"
+    run = [sys.executable, "benchmarks/run.py", "--minutes", "0.35", "--recipe", recipe]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    flags = ["--env-id", "CartPole-v1", "--timesteps-per-epoch", "25", "--eval-interval", "1", "--eval-episodes", "8"]
+    try:
+        missing = subprocess.run(
+            [*run, "--name", second, "--resume-from", first], cwd=ROOT, capture_output=True, text=True
+        )
+        assert missing.returncode == 2 and "--resume-from" in missing.stderr and not (out / second).exists()
+        subprocess.run([*run, "--name", first, "--", *flags], cwd=ROOT, env=env, check=True, capture_output=True)
+        saved = (out / first / "runs" / first / "flags.json").read_text()
+        res = subprocess.run(
+            [*run, "--name", second, "--resume-from", first],
+            cwd=ROOT,
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        result = json.loads(res.stdout.splitlines()[-1].removeprefix("RESULT "))
+        before = json.loads((results / f"{first}.json").read_text())
+        rows_before = (results / f"{first}.csv").read_text().splitlines()
+        rows = (results / f"{second}.csv").read_text().splitlines()
+        assert rows[: len(rows_before)] == rows_before and len(rows) > len(rows_before)
+        last = [float(x) for x in rows_before[-1].split(",")]
+        new = [[float(x) for x in r.split(",")] for r in rows[len(rows_before) :]]
+        assert all(r[0] > last[0] and r[1] > last[1] and r[2] > last[2] for r in new)  # minutes, env steps, updates
+        assert result["resumed_from"] == first and result["env_id"] == "CartPole-v1"
+        assert result["wall_s"] > before["wall_s"] and result["env_steps"] > before["env_steps"]
+        assert (out / first / "runs" / first / "flags.json").read_text() == saved  # the earlier run is untouched
+        assert "resumed" in (out / second / "stdout.log").read_text()
+        subprocess.run(
+            [*run, "--name", third, "--resume-from", second], cwd=ROOT, env=env, check=True, capture_output=True
+        )
+        again = (results / f"{third}.csv").read_text().splitlines()
+        assert again[: len(rows)] == rows and float(again[-1].split(",")[1]) > new[-1][1]
+    finally:
+        shutil.rmtree(results, ignore_errors=True)
+        for name in (first, second, third):
+            shutil.rmtree(out / name, ignore_errors=True)
+
+
+def test_plot_draws_a_continued_run_once_as_its_continuation(tmp_path, monkeypatch):
+    import plot
+
+    (tmp_path / "r").mkdir()
+    rows = "minutes,env_steps,updates,eval_return\n1.0,10,5,0.5\n"
+    (tmp_path / "r" / "r_a.csv").write_text(rows)
+    (tmp_path / "r" / "r_a_resumed.csv").write_text(rows + "2.0,20,10,0.9\n")
+    (tmp_path / "r" / "r_b.csv").write_text(rows)
+    drawn = {}
+    monkeypatch.setattr(plot, "RESULTS", tmp_path)
+    monkeypatch.setattr(plot, "ROOT", tmp_path.parent)
+    monkeypatch.setattr(plot, "plot_curves", lambda curves, *a, **k: drawn.update(curves))
+    plot.plot("r")
+    assert drawn == {"r_a_resumed": [(1.0, 0.5), (2.0, 0.9)], "r_b": [(1.0, 0.5)]}
+
+
 def test_compare_reference_sizes_match_the_reference_parameter_counts():
     """compare_reference.py's sizes, as flags of our script, give exactly the trainable parameter counts of the
     reference sized through gin (274,084 at the CPU size, 3,536,560 at its paper size; GRU 223,116)."""

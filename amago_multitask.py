@@ -268,7 +268,7 @@ class Args:
     save_trajs_to: Optional[str] = None
     """--eval-only: write the evaluation episodes as trajectory files into this folder (e.g. buffers/RUN/protected)"""
 
-    # Roles and phases (README "Scaling out"; `python -m common.launch` starts a learner and its collectors)
+    # Roles and phases (docs/running.md "Scaling out"; `python -m common.launch` starts a learner and its collectors)
     mode: Literal["both", "collect", "learn"] = "both"
     """both: collect, train, evaluate in one process; learn: train on the buffer only; collect: rollouts only"""
     start_learning_at_epoch: int = 0

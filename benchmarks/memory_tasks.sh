@@ -6,6 +6,13 @@
 # Only --max-seq-len (the whole episode in context) and, for episodes longer than the default 256-step snippets,
 # --traj-save-len are set per task.
 
+# wait_all PID...: waits for every run; fails with the last failure's exit code (a refused or crashed run)
+wait_all() {
+  local rc=0 pid
+  for pid in "$@"; do wait "$pid" || rc=$?; done
+  return $rc
+}
+
 # task_flags TASK: sets $flags (the task's script flags) and $target (run.py's --target, T-Maze only)
 task_flags() {
   target="--target 0.95"
@@ -24,32 +31,35 @@ task_flags() {
 # run_memory_task RECIPE TASK NAME_SUFFIX SCRIPT_FLAGS...: seeds $SEEDS (default 1 2) side by side, $MINUTES (60)
 # each, one thread each, as runs ${TAG}RECIPE_TASK[NAME_SUFFIX]_s<seed> (OVERWRITE=1 replaces recorded ones)
 run_memory_task() {
-  local recipe=${TAG:-}$1 what=$2 suffix=$3 flags target
+  local recipe=${TAG:-}$1 what=$2 suffix=$3 flags target pids=()
   shift 3
   task_flags "$what"
   export OMP_NUM_THREADS=1
   for seed in ${SEEDS:-1 2}; do
     python benchmarks/run.py --minutes "${MINUTES:-60}" --recipe "$recipe" --name "${recipe}_${what}${suffix}_s$seed" \
       ${OVERWRITE:+--overwrite} $target -- $flags "$@" --traj-encoder transformer --seed $seed &
+    pids+=($!)
   done
-  wait
+  wait_all "${pids[@]}"
 }
 
 # resume_memory_task RECIPE TASK: each seed's recorded run RECIPE_TASK_s<seed> continues from its last checkpoint for
 # another $MINUTES (60), side by side, as RECIPE_TASK_s<seed>_resumed (its curve goes on from the earlier run's)
 resume_memory_task() {
-  local recipe=$1 what=$2 flags target
+  local recipe=${TAG:-}$1 what=$2 flags target pids=()
   task_flags "$what"
   export OMP_NUM_THREADS=1
   for seed in ${SEEDS:-1 2}; do
     python benchmarks/run.py --minutes "${MINUTES:-60}" --recipe "$recipe" --name "${recipe}_${what}_s${seed}_resumed" \
       --resume-from "${recipe}_${what}_s$seed" ${OVERWRITE:+--overwrite} $target &
+    pids+=($!)
   done
-  wait
+  wait_all "${pids[@]}"
 }
 
 # run_memory_task_alone RECIPE TASK: seeds $SEEDS (default 1 2) one after another, each alone on the machine with
-# torch's default threads (a thread per core), $MINUTES (60) each, as RECIPE_TASK_alone_s<seed>
+# torch's default threads (a thread per core: a caller's OMP_NUM_THREADS is dropped), $MINUTES (60) each, as
+# RECIPE_TASK_alone_s<seed>
 run_memory_task_alone() {
   local recipe=${TAG:-}$1 what=$2 flags target
   task_flags "$what"

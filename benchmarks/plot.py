@@ -38,8 +38,9 @@ def plot(recipe):
     for f in sorted((RESULTS / recipe).glob(pattern)):
         if recipe not in SPECIAL and f.stem.endswith(("_per_scale", "_per_env")) and columns:
             continue
-        if f.with_name(f"{f.stem}_resumed.csv").exists():  # continued (run.py --resume-from): its curve is the prefix
-            continue
+        base = f.stem.removesuffix("_per_scale").removesuffix("_per_env")
+        if f.with_name(f"{base}_resumed{f.stem[len(base) :]}.csv").exists():  # continued (run.py --resume-from): its
+            continue  # curve is the continuation's first part
         rows = list(csv.DictReader(f.open()))
         if not rows:
             continue

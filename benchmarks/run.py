@@ -32,10 +32,10 @@ def arg_value(argv, flag, default):
     return default
 
 
-def target_reached(run_dir, target):
-    """True once any eval written so far to the run's tensorboard log is at or above target."""
+def target_reached(run_dir, target, since=0.0):
+    """True once any eval written to the run's tensorboard log since `since` (a time) is at or above target."""
     evals = read_scalars(run_dir).get("eval/return", []) if run_dir.is_dir() else []
-    return any(v >= target for _, _, v in evals)
+    return any(v >= target for t, _, v in evals if t >= since)
 
 
 def per_env_curve(scalars, start_time, metric):
@@ -96,22 +96,25 @@ def main():
         )
     script_args = [x for x in a.script_args if x != "--"]
     out = ROOT / "benchmarks" / "out" / a.name
+    before = None  # a continued run's recorded result
+    if a.resume_from:  # checked before anything is removed
+        earlier = ROOT / "benchmarks" / "out" / a.resume_from
+        recorded = [record / f"{a.resume_from}.json", record / f"{a.resume_from}.csv"] if record else []
+        ckpts = sorted(earlier.glob("runs/*/checkpoint.pt"))  # a continued run keeps the run name it continues
+        if a.resume_from == a.name:
+            p.error(f"--resume-from {a.resume_from!r} is --name: give the continuation a name of its own")
+        if not (recorded and all(f.exists() for f in recorded) and len(ckpts) == 1):
+            p.error(
+                f"--resume-from {a.resume_from!r} needs --recipe, its recorded result (.json and .csv) and one "
+                f"checkpoint in {earlier.relative_to(ROOT)}/runs/*/"
+            )
+        before = json.loads(recorded[0].read_text())
     if (out / "runs").exists():  # the scratch output of an earlier run of this name: its logs would mix with ours
         if not a.overwrite:
             p.error(f"{out.relative_to(ROOT)} holds an earlier run's output; pass --overwrite to replace it")
         shutil.rmtree(out)
-    run_name, before = a.name, None  # before: the resumed run's recorded result
-    if a.resume_from:
-        earlier = ROOT / "benchmarks" / "out" / a.resume_from
-        recorded = record / f"{a.resume_from}.json" if record else None
-        # the script's run folder (a resumed run keeps the name of the run it continues)
-        ckpts = sorted(earlier.glob("runs/*/checkpoint.pt"))
-        if not (recorded and recorded.exists() and len(ckpts) == 1):
-            p.error(
-                f"--resume-from {a.resume_from!r} needs --recipe, its recorded result and one checkpoint in "
-                f"{earlier.relative_to(ROOT)}/runs/*/"
-            )
-        before = json.loads(recorded.read_text())
+    run_name = a.name
+    if before:
         shutil.copytree(earlier, out, dirs_exist_ok=True)  # the earlier run's folder stays as it was
         run_name, script_args = ckpts[0].parent.name, [*script_args, "--resume"]  # its flags come from its flags.json
         flags = out / "runs" / run_name / "flags.json"  # the copy's buffer is its own
@@ -144,7 +147,7 @@ def main():
         try:
             rc = proc.wait(timeout=min(30.0, max(0.1, deadline - time.time())))
         except subprocess.TimeoutExpired:
-            hit = a.stop_at_target and target_reached(out / "runs" / run_name, a.target)
+            hit = a.stop_at_target and target_reached(out / "runs" / run_name, a.target, since=start)
             if hit or time.time() >= deadline:
                 print("stopping:", "target reached" if hit else "budget spent", flush=True)
                 proc.terminate()  # checkpoints and buffer files are written atomically, so stopping anywhere is safe
@@ -160,19 +163,21 @@ def main():
         earlier_rows = [x.split(",") for x in lines]
     curve = [(float(m), int(s), int(u), float(r)) for m, s, u, r, *_ in earlier_rows] + eval_curve(scalars, start)
     # --eval-sampled-too: each greedy eval is followed by one on the same episodes with sampled actions
-    sampled = [float(x[4]) for x in earlier_rows if len(x) > 4 and x[4]]
+    sampled = [float(x[4]) if len(x) > 4 and x[4] else None for x in earlier_rows]  # one per curve row
     sampled += [v for _, _, v in sorted(scalars.get("eval_sampled/return", []), key=lambda e: e[0])]
+    sampled_values = [v for v in sampled if v is not None]
     with open(out / "curve.csv", "w") as f:
-        f.write("minutes,env_steps,updates,eval_return" + (",eval_sampled_return\n" if sampled else "\n"))
+        f.write("minutes,env_steps,updates,eval_return" + (",eval_sampled_return\n" if sampled_values else "\n"))
         for i, row in enumerate(curve):
-            extra = (f",{sampled[i]:.2f}" if i < len(sampled) else ",") if sampled else ""
+            value = sampled[i] if i < len(sampled) else None
+            extra = ("," + (f"{value:.2f}" if value is not None else "")) if sampled_values else ""
             f.write("{:.2f},{:d},{:d},{:.2f}".format(*row) + extra + "\n")
             print(
                 "  {:6.1f} min  {:8d} steps  {:7d} updates  eval return {:8.1f}".format(*row)
                 + extra.replace(",", "  sampled ")
             )
-    steps = max((s for _, s, _ in scalars.get("charts/SPS", [])), default=0)
-    updates = max((v for _, _, v in scalars.get("charts/updates", [])), default=0)
+    steps = max((s for _, s, _ in scalars.get("charts/SPS", [])), default=before["env_steps"] if before else 0)
+    updates = max((v for _, _, v in scalars.get("charts/updates", [])), default=before["updates"] if before else 0)
     result = {
         "name": a.name,
         "env_id": arg_value(script_args, "--env-id", before["env_id"] if before else "CartPole-v1"),
@@ -193,9 +198,9 @@ def main():
     }
     if before:
         result["resumed_from"] = a.resume_from
-    if sampled:
-        result["final_eval_sampled_return"] = round(sampled[-1], 2)
-        result["best_eval_sampled_return"] = round(max(sampled), 2)
+    if sampled_values:
+        result["final_eval_sampled_return"] = round(sampled_values[-1], 2)
+        result["best_eval_sampled_return"] = round(max(sampled_values), 2)
     # every eval metric's last three values (mean and spread of the final evals; per attempt where the env logs them)
     evals = sorted(t for t in scalars if t.split("/")[0] in ("eval", "eval_sampled"))
     result["last_evals"] = {t: [round(v, 4) for _, _, v in sorted(scalars[t])[-3:]] for t in evals}  # by wall time
@@ -203,6 +208,10 @@ def main():
         hits = [r[0] for r in curve if r[3] >= a.target]
         result["first_minute_at_or_above"] = {str(a.target): round(hits[0], 1) if hits else None}
     per_env = per_env_curve(scalars, start, a.per_env) if a.per_env else None
+    earlier_per_env = record / f"{a.resume_from}_per_env.csv" if before else None
+    if per_env and earlier_per_env and earlier_per_env.exists():  # the earlier run's rows first, as in the curve
+        head, *rows = per_env.splitlines(keepends=True)
+        per_env = head + "".join(earlier_per_env.read_text().splitlines(keepends=True)[1:]) + "".join(rows)
     if per_env:
         (out / "per_env.csv").write_text(per_env)
         head, last = per_env.splitlines()[0].split(",")[3:], per_env.splitlines()[-1].split(",")[3:]

@@ -5,9 +5,11 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from importlib.util import find_spec
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -95,14 +97,14 @@ def test_run_py_resume_from_continues_a_recorded_run_and_its_curve():
     results, out = ROOT / "benchmarks/results" / recipe, ROOT / "benchmarks/out"
     run = [sys.executable, "benchmarks/run.py", "--minutes", "0.35", "--recipe", recipe]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    flags = ["--env-id", "CartPole-v1", "--timesteps-per-epoch", "25", "--eval-interval", "1", "--eval-episodes", "8"]
+    flags = ["--env-id", "CartPole-v0", "--timesteps-per-epoch", "25", "--eval-interval", "1", "--eval-episodes", "8"]
     try:
         missing = subprocess.run(
             [*run, "--name", second, "--resume-from", first], cwd=ROOT, capture_output=True, text=True
         )
         assert missing.returncode == 2 and "--resume-from" in missing.stderr and not (out / second).exists()
         subprocess.run([*run, "--name", first, "--", *flags], cwd=ROOT, env=env, check=True, capture_output=True)
-        saved = (out / first / "runs" / first / "flags.json").read_text()
+        snapshot = {f: f.stat().st_mtime_ns for f in (out / first).rglob("*")}
         res = subprocess.run(
             [*run, "--name", second, "--resume-from", first],
             cwd=ROOT,
@@ -115,17 +117,22 @@ def test_run_py_resume_from_continues_a_recorded_run_and_its_curve():
         before = json.loads((results / f"{first}.json").read_text())
         rows_before = (results / f"{first}.csv").read_text().splitlines()
         rows = (results / f"{second}.csv").read_text().splitlines()
+        assert len(rows_before) > 1, "the first run recorded no eval: nothing to continue from"
         assert rows[: len(rows_before)] == rows_before and len(rows) > len(rows_before)
         last = [float(x) for x in rows_before[-1].split(",")]
         new = [[float(x) for x in r.split(",")] for r in rows[len(rows_before) :]]
         assert all(r[0] > last[0] and r[1] > last[1] and r[2] > last[2] for r in new)  # minutes, env steps, updates
-        assert result["resumed_from"] == first and result["env_id"] == "CartPole-v1"
+        assert result["resumed_from"] == first and result["env_id"] == "CartPole-v0"  # the earlier run's, not a default
         assert result["wall_s"] > before["wall_s"] and result["env_steps"] > before["env_steps"]
-        assert (out / first / "runs" / first / "flags.json").read_text() == saved  # the earlier run is untouched
+        assert {f: f.stat().st_mtime_ns for f in (out / first).rglob("*")} == snapshot  # the earlier run is untouched
         assert "resumed" in (out / second / "stdout.log").read_text()
         subprocess.run(
             [*run, "--name", third, "--resume-from", second], cwd=ROOT, env=env, check=True, capture_output=True
         )
+        itself = subprocess.run(
+            [*run, "--name", second, "--resume-from", second], cwd=ROOT, capture_output=True, text=True
+        )
+        assert itself.returncode == 2 and "is --name" in itself.stderr and (out / second / "runs").is_dir()
         again = (results / f"{third}.csv").read_text().splitlines()
         assert again[: len(rows)] == rows and float(again[-1].split(",")[1]) > new[-1][1]
     finally:
@@ -148,6 +155,36 @@ def test_plot_draws_a_continued_run_once_as_its_continuation(tmp_path, monkeypat
     monkeypatch.setattr(plot, "plot_curves", lambda curves, *a, **k: drawn.update(curves))
     plot.plot("r")
     assert drawn == {"r_a_resumed": [(1.0, 0.5), (2.0, 0.9)], "r_b": [(1.0, 0.5)]}
+
+
+def test_tmaze_episodes_counts_walks_turns_and_rewards_from_the_replay_files(tmp_path, monkeypatch):
+    import tmaze_episodes
+
+    H, run = 3, tmp_path / "run"
+    (run / "runs" / "r").mkdir(parents=True)
+    (run / "runs" / "r" / "flags.json").write_text("{}")
+    (run / "buffers" / "r").mkdir(parents=True)
+    right, up = [1, 0, 0, 0], [0, 1, 0, 0]
+    corridor, junction, goal = [0, 0], [1, 0], [1, 1]
+    episodes = [  # (observations H + 2 rows, actions H + 1, final reward)
+        ([corridor] * (H + 1) + [corridor], [up] + [right] * H, 0.0),  # one step lost: never at the junction
+        ([corridor] * H + [junction, junction], [right] * (H + 1), 0.0),  # on time, no turn
+        ([corridor] * H + [junction, goal], [right] * H + [up], 1.0),  # on time, turned, rewarded
+    ]
+    for i, (obs, actions, reward) in enumerate(episodes):
+        rewards = np.zeros(H + 1, np.float32)
+        rewards[-1] = reward
+        f = run / "buffers" / "r" / f"{i}.npz"
+        np.savez(f, obs_observation=np.array(obs, np.float32), actions=np.array(actions, np.float32), rewards=rewards)
+        os.utime(f, (time.time() + 60 * (i + 1),) * 2)  # written one minute apart, after the run's start
+    rows = tmaze_episodes.episodes(run, H, new_only=False)
+    assert [r[1:4] for r in rows] == [(False, False, False), (True, False, False), (True, True, True)]
+    assert [round(r[4], 3) for r in rows] == [round(2 / 3, 3), 1.0, 1.0]
+    assert [round(r[0]) for r in rows] == [1, 2, 3]  # minutes since the run's flags were written
+    assert (
+        tmaze_episodes.horizon("envs:TMazePassive-H500-v0") == 500
+        and tmaze_episodes.horizon("envs:TMazePassive-v0") == 50
+    )
 
 
 def test_compare_reference_sizes_match_the_reference_parameter_counts():
@@ -196,7 +233,6 @@ def test_compare_reference_rejects_a_thread_count_below_one():
 def test_greedy_probe_measures_xland_attempts_from_the_env_state():
     """greedy_probe.play() on XLand with uniform-random actions: one record per attempt (k = 4 per trial), the cells
     and poses read from the env's state, a repeat run of at least 1, and summary() returns per attempt."""
-    import numpy as np
     from greedy_probe import longest_run, play, summary
 
     import amago_agent

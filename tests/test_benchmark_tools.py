@@ -130,9 +130,10 @@ def test_run_py_resume_from_continues_a_recorded_run_and_its_curve():
             [*run, "--name", third, "--resume-from", second], cwd=ROOT, env=env, check=True, capture_output=True
         )
         itself = subprocess.run(
-            [*run, "--name", second, "--resume-from", second], cwd=ROOT, capture_output=True, text=True
+            [*run, "--name", second, "--resume-from", second, "--overwrite"], cwd=ROOT, capture_output=True, text=True
         )
-        assert itself.returncode == 2 and "is --name" in itself.stderr and (out / second / "runs").is_dir()
+        assert itself.returncode == 2 and "is --name" in itself.stderr  # refused before --overwrite removes anything
+        assert (out / second / "runs").is_dir() and (results / f"{second}.csv").exists()
         again = (results / f"{third}.csv").read_text().splitlines()
         assert again[: len(rows)] == rows and float(again[-1].split(",")[1]) > new[-1][1]
     finally:

@@ -14,20 +14,23 @@ in the order they were written and split into sixths. --new-only keeps the episo
 import argparse
 import json
 import os
+import sys
 from pathlib import Path
 
+import gymnasium as gym
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # envs: the `envs:<id>` ids import it
 RESULTS = ROOT / "benchmarks" / "results"
 
 
 def horizon(env_id):
-    """The corridor length H of a T-Maze env id: TMazePassive-v0 is H = 50, TMazePassive-H<H>-v0 is H."""
-    name = env_id.split(":")[-1]
-    if not name.startswith("TMaze"):
+    """The corridor length H of a T-Maze env id, as the env registered under it has it."""
+    env = gym.make(env_id).unwrapped
+    if not hasattr(env, "H"):
         raise SystemExit(f"{env_id!r} is not a T-Maze env id")
-    return int(name.split("-H")[1].split("-")[0]) if "-H" in name else 50
+    return env.H
 
 
 def episodes(out, H, new_only):

@@ -653,21 +653,11 @@ def make_cnn(args, c_in, frame):
     Nature's kernels and strides default to DQN's (8, 4, 3) / (4, 2, 1) when the frame's smaller side is >= 36 pixels
     (84x84: the reference's CNN exactly), else to (3, 3, 3) / (2, 2, 1), which runs from 15x15 up."""
     if args.cnn == "impala":
-        channels = args.cnn_channels or (16, 32, 32)
-        if any(d % 4 for d in channels):
-            raise ValueError(
-                f"--cnn impala: every --cnn-channels width must be divisible by 4 (GroupNorm(4)), got {channels}"
-            )
-        return ImpalaCNN(c_in, channels)
+        return ImpalaCNN(c_in, args.cnn_channels or (16, 32, 32))
     channels = args.cnn_channels or (32, 64, 64)
     n, large = len(channels), min(frame) >= 36
     kernels = args.cnn_kernels or (((8, 4) if large else (3, 3)) + (3,) * n)[:n]
     strides = args.cnn_strides or (((4, 2) if large else (2, 2)) + (1,) * n)[:n]
-    if not len(channels) == len(kernels) == len(strides):
-        raise ValueError(
-            f"--cnn nature: --cnn-channels {channels}, --cnn-kernels {kernels} and --cnn-strides {strides} must "
-            "have one entry per conv layer"
-        )
     return NatureCNN(c_in, channels, kernels, strides)
 
 
@@ -677,8 +667,6 @@ class RandomShift(nn.Module):
 
     def __init__(self, pad, frac):
         super().__init__()
-        if not 0 <= frac <= 1 or pad < 0:
-            raise ValueError(f"--aug-frac must lie in [0, 1] and --aug-pad be >= 0, got {frac} and {pad}")
         self.pad, self.frac = pad, frac
 
     def forward(self, img):  # img: (B, L, C, H, W), any dtype -> same shape
@@ -904,8 +892,6 @@ class TransformerTrajEncoder(nn.Module):
     def __init__(self, d_in, args):  # sizes from --d-model, --n-layers, --n-heads, --d-ff, --dropout, --window-size
         super().__init__()
         d_model, n_heads = args.d_model, args.n_heads
-        if d_model % n_heads or d_model % 2:
-            raise ValueError(f"--d-model {d_model} must be even and divisible by --n-heads {n_heads}")
         self.inp = nn.Linear(d_in, d_model)
         # learned: one N(0, 1) row per absolute timestep (the reference's LearnablePosEmb)
         self.pos = nn.Embedding(args.max_time_idx, d_model) if args.pos_emb == "learned" else None
@@ -1036,12 +1022,9 @@ class MambaTrajEncoder(nn.Module):
             new_ssm.append(s)
         return self.out_norm(x), (torch.stack(new_conv), torch.stack(new_ssm))
 
-    def init_hidden(self, n, device):
-        b = self.blocks[0]
-        return (
-            torch.zeros(len(self.blocks), n, b.d_inner, b.d_conv, device=device),
-            torch.zeros(len(self.blocks), n, b.d_inner, b.d_state, device=device),
-        )
+    def init_hidden(self, n, device):  # (layers, n, d_inner, d_conv), (layers, n, d_inner, d_state)
+        b, shape = self.blocks[0], (len(self.blocks), n, self.blocks[0].d_inner)
+        return torch.zeros(*shape, b.d_conv, device=device), torch.zeros(*shape, b.d_state, device=device)
 
     def reset_hidden(self, hidden, done):
         return tuple(h.masked_fill(done.view(1, -1, 1, 1), 0.0) for h in hidden)
@@ -1737,11 +1720,8 @@ if __name__ == "__main__":
             writer.add_scalar(k, v, counters["global_step"])
 
         on_clock = args.eval_minutes > 0 and time.time() - last_eval >= 60 * args.eval_minutes
-        if (
-            args.mode != "collect"
-            and args.eval_interval
-            and scale.agree(accelerator, due(args.eval_interval, counters["epoch"], epochs) or on_clock)
-        ):
+        eval_due = due(args.eval_interval, counters["epoch"], epochs) or (bool(args.eval_interval) and on_clock)
+        if args.mode != "collect" and scale.agree(accelerator, eval_due):
             last_eval = time.time()
             seed = args.seed + 10_000 + counters["epoch"] * args.num_envs  # same-seed runs see the same eval episodes
             ev = scale.evaluations(args, policy, eval_envs, device, seed, accelerator)  # eval/ (+ eval_sampled/)

@@ -9,6 +9,8 @@
 #        memory_revisit_<task>_s<seed>_resumed; SEEDS=2 for one of them)
 #        bash benchmarks/memory_revisit.sh popgym_countrecall alone    (each seed alone on the machine, torch's default
 #        threads, one after the other, as memory_revisit_<task>_alone_s<seed>)
+#        bash benchmarks/memory_revisit.sh tmaze_h500 greedy   (the defaults plus --train-greedy: argmax actions in the
+#        training rollouts, exploration on top, as memory_revisit_<task>_train_greedy_s<seed>)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source benchmarks/memory_tasks.sh
@@ -17,5 +19,6 @@ case ${2:-} in
 "") run_memory_task memory_revisit "$task" "" ;;
 resume) resume_memory_task memory_revisit "$task" ;;
 alone) run_memory_task_alone memory_revisit "$task" ;;
-*) echo "unknown option '$2': resume, alone, or none" >&2; exit 2 ;;
+greedy) run_memory_task memory_revisit "$task" _train_greedy --train-greedy ;;
+*) echo "unknown option '$2': resume, alone, greedy, or none" >&2; exit 2 ;;
 esac

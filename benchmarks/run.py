@@ -59,6 +59,15 @@ def torch_threads():
     return torch.get_num_threads()
 
 
+def cpu_model():
+    """The machine's processor as /proc/cpuinfo names it (None elsewhere): runs compare only on the same one."""
+    try:
+        names = [ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")]
+    except OSError:
+        return None
+    return f"{names[0]} x{len(names)}" if names else None
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--minutes", type=float, required=True, help="wall-clock budget; the run is stopped after it")
@@ -189,6 +198,7 @@ def main():
         "env_steps_per_s": round(steps / wall, 1),
         "updates_per_s": round(updates / wall, 2),
         "torch_threads": torch_threads(),
+        "cpu": cpu_model(),
         "collectors": a.collectors,
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1),
         "final_eval_return": round(curve[-1][3], 2) if curve else None,

@@ -48,6 +48,20 @@ def check_args(args):
         value = getattr(args, name)
         if value not in kinds.split() and ":" not in value:
             raise ValueError(f"--{name.replace('_', '-')} {value!r}: choose {', '.join(kinds.split())}, or module:f")
+    if args.traj_encoder == "transformer" and (args.d_model % args.n_heads or args.d_model % 2):
+        raise ValueError(f"--d-model {args.d_model} must be even and divisible by --n-heads {args.n_heads}")
+    if not 0 <= args.aug_frac <= 1 or args.aug_pad < 0:
+        raise ValueError(f"--aug-frac must lie in [0, 1] and --aug-pad be >= 0, got {args.aug_frac} and {args.aug_pad}")
+    channels = args.cnn_channels or ((16, 32, 32) if args.cnn == "impala" else (32, 64, 64))
+    if args.cnn == "impala" and any(d % 4 for d in channels):
+        raise ValueError(
+            f"--cnn impala: every --cnn-channels width must be divisible by 4 (GroupNorm(4)), got {channels}"
+        )
+    if args.cnn == "nature" and any(v and len(v) != len(channels) for v in (args.cnn_kernels, args.cnn_strides)):
+        raise ValueError(
+            f"--cnn nature: --cnn-channels {channels}, --cnn-kernels {args.cnn_kernels} and --cnn-strides "
+            f"{args.cnn_strides} must have one entry per conv layer"
+        )
     if args.max_steps_per_update is not None and args.max_steps_per_update <= 0:
         raise ValueError(f"--max-steps-per-update must be > 0 (or None: no cap), got {args.max_steps_per_update}")
     if (args.load_from or args.save_trajs_to) and not args.eval_only:

@@ -7,7 +7,8 @@ for one line). Its first backticked token must occur verbatim in lines a..b of t
 is not there (lines moved), this moves the range to the occurrence of the token nearest to the old range, keeping its
 length, and prints the change: the token keeps its place in the range where the committed script (git HEAD, or
 $RELINK_BASE: the revision the guides last matched, e.g. `RELINK_BASE=HEAD~1` after a merge) shows it, else it goes
-on the range's first line. It exits 1 naming every token that no longer
+on the range's first line; a link the guide no longer has as committed (one an earlier run moved) keeps its token
+where it now is, so running it again before a commit moves nothing. It exits 1 naming every token that no longer
 occurs in its script (the guide's text then needs a new token or a new sentence).
 
 Links may be written with a placeholder range, `#L0` (one line) or `#L0-L<n>` (n+1 lines): the token is not in line 0,
@@ -75,17 +76,22 @@ def guides(root, names=None):
 
 
 @functools.lru_cache
-def committed_lines(root, script):
-    """The script's lines as last committed (git HEAD, or the revision in $RELINK_BASE: the one the guides last
-    matched, e.g. after a merge that committed script edits), or None outside a git checkout."""
+def committed_text(root, path):
+    """A file as last committed (git HEAD, or the revision in $RELINK_BASE: the one the guides last matched, e.g.
+    after a merge that committed script edits), or None (outside a git checkout, or not committed)."""
     base = os.environ.get("RELINK_BASE", "HEAD")
     try:
         out = subprocess.run(
-            ["git", "-C", str(root), "show", f"{base}:{script}"], capture_output=True, text=True, check=True
+            ["git", "-C", str(root), "show", f"{base}:{path}"], capture_output=True, text=True, check=True
         )
     except (OSError, subprocess.CalledProcessError):
         return None
-    return tuple(out.stdout.splitlines())
+    return out.stdout
+
+
+def committed_lines(root, script):
+    text = committed_text(root, script)
+    return None if text is None else tuple(text.splitlines())
 
 
 def offset(lines, token, a, b):
@@ -110,7 +116,11 @@ def relink(root=ROOT, names=None, write=True, log=print):
             if token is None or not path.exists():
                 continue
             lines = path.read_text().splitlines()
-            was = offset(committed_lines(str(root), script), token, a, b)
+            # the committed offset means something only for a link the committed guide has as it is now: a link
+            # this edit already moved (relink run twice) has its range in the edited script's numbering
+            guide_then = committed_text(str(root), f"docs/{doc.name}")
+            as_committed = guide_then is None or m.group(0) in guide_then
+            was = offset(committed_lines(str(root), script), token, a, b) if as_committed else None
             now = offset(lines, token, a, b)
             if now is not None and now == (was if was is not None else now):
                 continue

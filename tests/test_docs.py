@@ -4,6 +4,7 @@ every scalar a script logs is explained in its guide, and every command a guide 
 import re
 import shlex
 import shutil
+import subprocess
 
 import pytest
 import tyro
@@ -60,6 +61,26 @@ def test_the_link_check_fails_when_a_referenced_line_moves_and_relink_repairs_it
     moved = [x for x, y in zip(before, after) if x != y]
     assert len(moved) == len(failures)
     assert all(y in (x, (x[0], x[1] + 1, x[2] + 1)) for x, y in zip(before, after))  # moved down by the one line
+
+
+def test_relink_run_twice_moves_nothing_the_second_time(tmp_path):
+    """In a git checkout relink keeps a token's place inside its range as the committed script had it. A second run
+    before the commit must not apply that offset again to the links the first run moved up (a long range moved up by
+    fewer lines than it spans still holds the line where the committed script has its token)."""
+    root = copy_project(tmp_path)
+    git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t"]
+    for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "c"]):
+        subprocess.run(git + cmd, check=True, capture_output=True)
+    script = root / "amago_agent.py"
+    tokens = {tok for _, tok, *_ in relink.links((root / "docs/amago_agent.md").read_text())}
+    lines = script.read_text().splitlines(keepends=True)
+    drop = [i for i, line in enumerate(lines) if not any(t in line for t in tokens)][:17]  # early lines, no token
+    script.write_text("".join(line for i, line in enumerate(lines) if i not in drop))
+    first, second = [], []
+    assert relink.relink(root, log=first.append) == [] and first and relink.check(root) == []
+    guide = (root / "docs/amago_agent.md").read_text()
+    assert relink.relink(root, log=second.append) == [] and second == []
+    assert (root / "docs/amago_agent.md").read_text() == guide and relink.check(root) == []
 
 
 def test_relink_names_a_token_that_no_longer_occurs(tmp_path):

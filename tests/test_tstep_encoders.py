@@ -8,6 +8,7 @@ import torch
 from conftest import SMALL
 
 import amago_agent as amago
+from common.args import check_args
 
 CNN_SIZES = {
     "nature": dict(cnn_channels=(8, 16), cnn_kernels=(3, 3), cnn_strides=(2, 1)),
@@ -57,12 +58,19 @@ def test_bad_encoder_choices_are_clear_errors():
     with pytest.raises(ValueError, match=r"a 12x12 image is too small for --cnn nature.*the defaults run from 15x15"):
         amago.make_tstep_encoder(amago.Args(), gym.spaces.Dict({"im": image((12, 12, 3))}), 3)
     pix = gym.spaces.Dict({"im": image((24, 24, 3))})
+    # flag-only mistakes are caught by check_args, before anything is built
     with pytest.raises(ValueError, match=r"one entry per conv layer"):
-        amago.make_tstep_encoder(amago.Args(cnn_channels=(8, 16), cnn_kernels=(3, 3, 3)), pix, 3)
+        check_args(amago.Args(cnn_channels=(8, 16), cnn_kernels=(3, 3, 3)))
+    with pytest.raises(ValueError, match=r"one entry per conv layer"):
+        check_args(amago.Args(cnn_strides=(2, 1)))  # against the default three convs
     with pytest.raises(ValueError, match=r"divisible by 4.*\(6, 8\)"):
-        amago.make_tstep_encoder(amago.Args(cnn="impala", cnn_channels=(6, 8)), pix, 3)
+        check_args(amago.Args(cnn="impala", cnn_channels=(6, 8)))
     with pytest.raises(ValueError, match=r"--aug-frac must lie in \[0, 1\].*got 1.5"):
-        amago.make_tstep_encoder(small_args("impala", aug_frac=1.5), pix, 3)
+        check_args(small_args("impala", aug_frac=1.5))
+    with pytest.raises(ValueError, match=r"--d-model 60 must be even and divisible by --n-heads 8"):
+        check_args(amago.Args(d_model=60))
+    for ok in (small_args("nature"), small_args("impala", aug_frac=0.75), amago.Args(d_model=60, traj_encoder="gru")):
+        check_args(ok)
     assert isinstance(amago.make_tstep_encoder(amago.Args(tstep_encoder="ff"), pix, 3), amago.TstepEncoder)  # flattens
 
 

@@ -205,6 +205,8 @@ class Args:
     # every step), so a long corridor of identical cells is walked whole and the cell after it explored
     eps_revisit_power: float = 2.0
     """epsilon at an observation seen n times in the episode so far is divided by n**power (0: AMAGO's)"""
+    eps_floor: float = 0.0
+    """the least epsilon at any step, revisits included (0: none); e.g. 0.5/max_seq_len with --train-greedy"""
     # deviation: 12,500 env steps per actor, 10% of the default run (the reference: 1M), so a CPU run anneals
     eps_anneal_steps: int = 12_500
     """env steps per actor over which epsilon anneals (a collector process anneals like one process: its own steps)"""
@@ -437,17 +439,18 @@ class EpsilonGreedy:
     Discrete: a random action w.p. eps; Box: clipped Gaussian noise of std eps; MultiBinary: each bit flips w.p.
     eps/2. revisit_power divides eps by n**power at an observation seen n times this episode (Never Give Up's
     episodic count, Badia et al., 2020): at power 2 a corridor of identical cells gets < 1.65 random-action chances in
-    all and its first new cell the whole eps; observations that never repeat (continuous states) keep AMAGO's eps."""
+    all and its first new cell the whole eps; observations that never repeat (continuous states) keep AMAGO's eps.
+    floor (0: none) is the least eps at any step, so that a revisited observation still gets a random action."""
 
     def __init__(
-        self, num_envs, action_space, eps_start, eps_end, anneal_steps, seed, scale_min=0.0, revisit_power=0.0
+        self, num_envs, action_space, eps_start, eps_end, anneal_steps, seed, scale_min=0.0, revisit_power=0.0, floor=0
     ):
         self.space, self.anneal = action_space, max(anneal_steps, 1)
         self.eps_start, self.eps_end, self.scale_min = eps_start, eps_end, scale_min
         self.rng = np.random.default_rng(seed)
         self.scale = self.draw_scale(num_envs)
         self.step_count = 0  # vector steps taken (per actor), drives the schedule
-        self.revisit_power = revisit_power
+        self.revisit_power, self.floor = revisit_power, floor
         self.visits = [{} for _ in range(num_envs)]  # per actor: {hash of an observation: times seen this episode}
 
     def draw_scale(self, n):  # (n,) in [scale_min, 1]; U[0,1) when scale_min is 0
@@ -470,7 +473,7 @@ class EpsilonGreedy:
         return n**-self.revisit_power
 
     def __call__(self, actions, time_idx, obs=None):  # obs: the env's observations {key: (N, ...)}, for revisits
-        eps = self.epsilon(time_idx) * self.revisit_factor(obs)
+        eps = np.maximum(self.epsilon(time_idx) * self.revisit_factor(obs), self.floor)
         n = len(actions)
         if isinstance(self.space, gym.spaces.Discrete):
             rand = self.rng.random(n) < eps
@@ -1528,7 +1531,7 @@ def train_step(agent, optimizer, accelerator, batches, args, updates):
 
 def make_exploration(args, envs):
     common = (args.num_envs, envs.single_action_space, args.eps_start, args.eps_end, args.eps_anneal_steps, args.seed)
-    kw = dict(scale_min=args.eps_scale_min, revisit_power=args.eps_revisit_power)
+    kw = dict(scale_min=args.eps_scale_min, revisit_power=args.eps_revisit_power, floor=args.eps_floor)
     if args.exploration == "bilevel":
         return BilevelEpsilonGreedy(*common, args.bilevel_horizon, args.bilevel_eps_end, **kw)
     if args.exploration == "egreedy":

@@ -11,6 +11,9 @@
 #        threads, one after the other, as memory_revisit_<task>_alone_s<seed>)
 #        bash benchmarks/memory_revisit.sh tmaze_h500 greedy   (the defaults plus --train-greedy: argmax actions in the
 #        training rollouts, exploration on top, as memory_revisit_<task>_train_greedy_s<seed>)
+#        bash benchmarks/memory_revisit.sh tmaze_h500 greedy_floor   (the same plus --eps-floor 0.001, about 0.5 / the
+#        context: a random action every other 500-step episode even where observations repeat, as
+#        memory_revisit_<task>_train_greedy_eps_floor_s<seed>)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source benchmarks/memory_tasks.sh
@@ -20,5 +23,6 @@ case ${2:-} in
 resume) resume_memory_task memory_revisit "$task" ;;
 alone) run_memory_task_alone memory_revisit "$task" ;;
 greedy) run_memory_task memory_revisit "$task" _train_greedy --train-greedy ;;
-*) echo "unknown option '$2': resume, alone, greedy, or none" >&2; exit 2 ;;
+greedy_floor) run_memory_task memory_revisit "$task" _train_greedy_eps_floor --train-greedy --eps-floor 0.001 ;;
+*) echo "unknown option '$2': resume, alone, greedy, greedy_floor, or none" >&2; exit 2 ;;
 esac

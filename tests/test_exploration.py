@@ -7,6 +7,7 @@ import pytest
 from conftest import run_script
 
 import amago_agent as amago
+from common.args import check_args
 from envs.tmaze import TMazeEpsilonGreedy
 
 
@@ -221,3 +222,19 @@ def test_updates_per_epoch_keep_the_replay_ratio_across_context_lengths():
     ):
         with pytest.raises(ValueError, match=msg):
             amago.check_args(A(**bad))
+
+
+def test_eps_floor_keeps_random_actions_at_revisited_observations():
+    """--eps-floor: at an observation seen many times, where --eps-revisit-power 2 leaves almost no epsilon, a random
+    action still comes with probability >= the floor; 0 changes nothing."""
+    space, N, steps = gym.spaces.Discrete(4), 64, 400
+    obs = {"observation": np.zeros((N, 2), np.float32)}  # the same observation at every step: a corridor, or a wall
+    rates = {}
+    for floor in (0.0, 0.01):
+        ex = amago.EpsilonGreedy(N, space, 0.5, 0.5, 100, seed=0, revisit_power=2.0, floor=floor)
+        changed = sum((ex(np.zeros(N, np.int64), np.zeros(N), obs) != 0).sum() for _ in range(steps))
+        rates[floor] = changed / (N * steps)
+    assert rates[0.0] < 0.002  # 0.5 * 3/4 * (1 + 1/4 + 1/9 + ...) / 400 random non-zero actions per step
+    assert 0.006 < rates[0.01] < 0.0105  # the floor: 0.01 * 3/4 of the steps take another action, plus the first ones
+    with pytest.raises(ValueError, match="--eps-floor must lie in"):
+        check_args(amago.Args(eps_floor=1.5))

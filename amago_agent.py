@@ -1013,7 +1013,8 @@ class MambaTrajEncoder(nn.Module):
         return self.out_norm(x), (torch.stack(new_conv), torch.stack(new_ssm))
 
     def init_hidden(self, n, device):  # (layers, n, d_inner, d_conv), (layers, n, d_inner, d_state)
-        b, shape = self.blocks[0], (len(self.blocks), n, self.blocks[0].d_inner)
+        b = self.blocks[0]
+        shape = (len(self.blocks), n, b.d_inner)
         return torch.zeros(*shape, b.d_conv, device=device), torch.zeros(*shape, b.d_state, device=device)
 
     def reset_hidden(self, hidden, done):

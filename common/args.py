@@ -54,15 +54,15 @@ def check_args(args):
         raise ValueError(f"--d-model {args.d_model} must be even and divisible by --n-heads {args.n_heads}")
     if not 0 <= args.aug_frac <= 1 or args.aug_pad < 0:
         raise ValueError(f"--aug-frac must lie in [0, 1] and --aug-pad be >= 0, got {args.aug_frac} and {args.aug_pad}")
-    channels = args.cnn_channels or ((16, 32, 32) if args.cnn == "impala" else (32, 64, 64))
-    if args.cnn == "impala" and any(d % 4 for d in channels):
+    if args.cnn == "impala" and any(d % 4 for d in args.cnn_channels or ()):  # the defaults pass
         raise ValueError(
-            f"--cnn impala: every --cnn-channels width must be divisible by 4 (GroupNorm(4)), got {channels}"
+            f"--cnn impala: every --cnn-channels width must be divisible by 4 (GroupNorm(4)), got {args.cnn_channels}"
         )
-    if args.cnn == "nature" and any(v and len(v) != len(channels) for v in (args.cnn_kernels, args.cnn_strides)):
+    layers = len(args.cnn_channels) if args.cnn_channels else 3  # the scripts' default nature stack: 3 convs
+    if args.cnn == "nature" and any(v and len(v) != layers for v in (args.cnn_kernels, args.cnn_strides)):
         raise ValueError(
-            f"--cnn nature: --cnn-channels {channels}, --cnn-kernels {args.cnn_kernels} and --cnn-strides "
-            f"{args.cnn_strides} must have one entry per conv layer"
+            f"--cnn nature: --cnn-channels {args.cnn_channels or 'default (3 convs)'}, --cnn-kernels "
+            f"{args.cnn_kernels} and --cnn-strides {args.cnn_strides} must have one entry per conv layer"
         )
     if args.max_steps_per_update is not None and args.max_steps_per_update <= 0:
         raise ValueError(f"--max-steps-per-update must be > 0 (or None: no cap), got {args.max_steps_per_update}")

@@ -8,6 +8,8 @@
 #         dmc_cheetah_cpu       DMC cheetah-run, 25 min
 #         metaworld_reach_cpu   Meta-World ML1 reach (a hidden goal, 3 attempts of 500 steps), 2 seeds x 100 min
 #                               side by side
+#         metaworld_reach50_cpu the same with attempts of 50 steps, the whole rollout (150 steps) in context,
+#                               2 seeds x 110 min side by side
 #         xland_cpu             XLand-MiniGrid trivial 9x9 (a hidden goal object, 4 attempts), 32 jax actors,
 #                               2 seeds x 30 min
 #         budget                what the CPU cannot do: one core's update and acting speed at the GPU commands'
@@ -57,6 +59,15 @@ metaworld_reach_cpu)  # 2 seeds side by side, each a learner + 1 collector; disc
     cpu suites_metaworld_reach_cpu suites_metaworld_reach_cpu_s$seed 100 --collectors 1 -- \
       --env-id envs:MetaWorld-ML1-reach-v0 --traj-encoder transformer --max-seq-len 64 --gamma 0.99 \
       --critic-hidden 64 --total-timesteps 100000000 --eps-anneal-steps 3750 --eval-interval 15 --eval-episodes 16 \
+      --eval-sampled-too --batches-per-epoch 200 --seed $seed &
+  done
+  wait ;;
+metaworld_reach50_cpu)  # as metaworld_reach_cpu, with attempts of 50 steps: the whole 150-step rollout in context
+  baseline suites_metaworld_reach50_cpu envs:MetaWorld-ML1-reach-Steps50-v0 --episodes 256
+  for seed in ${SEEDS:-1 2}; do
+    cpu suites_metaworld_reach50_cpu suites_metaworld_reach50_cpu_s$seed 110 --collectors 1 -- \
+      --env-id envs:MetaWorld-ML1-reach-Steps50-v0 --traj-encoder transformer --max-seq-len 150 --gamma 0.99 \
+      --critic-hidden 64 --total-timesteps 100000000 --eps-anneal-steps 3750 --eval-interval 5 --eval-episodes 32 \
       --eval-sampled-too --batches-per-epoch 200 --seed $seed &
   done
   wait ;;
@@ -123,6 +134,6 @@ dmc)  # cheetah run, 1,000-step episodes
     --env-id envs:DMC-cheetah-run-v0 --traj-encoder transformer --max-seq-len 64 --num-envs 16 \
     --total-timesteps 3000000 --eps-anneal-steps 18750 --eval-interval 10 --eval-episodes 16 \
     --batches-per-epoch 200 --eps-revisit-power 0 ;;
-*) echo "SUITE must be one of: atari_qbert_cpu babyai_easy dmc_cheetah_cpu metaworld_reach_cpu xland_cpu budget smoke (CPU), metaworld babyai atari \
+*) echo "SUITE must be one of: atari_qbert_cpu babyai_easy dmc_cheetah_cpu metaworld_reach_cpu metaworld_reach50_cpu xland_cpu budget smoke (CPU), metaworld babyai atari \
 procgen xland dmc (GPU), got '${SUITE:-}'" >&2; exit 2 ;;
 esac

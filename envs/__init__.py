@@ -84,6 +84,9 @@ for _task in ("reach", "push", "pick-place", "door-open", "drawer-close", "butto
     for _split in ("train", "test"):  # ML1: the same family, 50 train goals and 50 other test goals
         _name = f"MetaWorld-ML1-{_task}" + ("-Test" if _split == "test" else "")
         _ENVS[f"{_name}-v0"] = ("envs.metaworld_env:MetaWorld", {"name": f"{_task}-v3", "split": _split})
+# ML1 reach with attempts of 50 steps (a straight reach fits in one): 3 attempts fit a 150-step context, so the
+# agent can remember where the previous attempts found the goal; the CPU recipe metaworld_reach50_cpu uses it
+_ENVS["MetaWorld-ML1-reach-Steps50-v0"] = ("envs.metaworld_env:MetaWorld", {"name": "reach-v3", "max_steps": 50})
 
 # POPGym: one id per popgym game, PopGym-<Game>-v0 (e.g. PopGym-RepeatPreviousEasy-v0), listed from popgym's own
 # table, so only where popgym is installed (importing it takes ~10 ms)

@@ -6,7 +6,8 @@ showcase (the reference: amago/envs/builtin/metaworld_ml.py).
 - a task is one (task family, goal) pair from the benchmark's split: ML1 has one family (e.g. reach-v3) with 50
   train goals and 50 other test goals; ML10 has 10 train families and 5 held-out test families, ML45 45 and 5. The
   goal is never in the observation (Meta-World's partially observable ML setting): the agent finds it by trying.
-- every rollout draws a task (family, then goal), and the agent gets k attempts of 500 steps at it (envs/kshot.py:
+- every rollout draws a task (family, then goal), and the agent gets k attempts of `max_steps` steps at it (500;
+  `MetaWorld-ML1-reach-Steps50-v0`: 50, so its 3 attempts fit a 150-step context; envs/kshot.py:
   Meta-World's 39-dim observation less its 3 goal slots, which the ML setting zeroes,
   + the soft reset flag and attempt index; the rollout is terminated after the
   k-th attempt). Rewards are Meta-World's dense shaped ones.

@@ -13,11 +13,10 @@ replay buffer; training samples windows of max_seq_len steps. One loss trains it
 Sections, in order (banners "# === name ==="): Args (the flags) | Environment | Exploration | Small utilities |
 Timestep encoder | Trajectory encoders (GRU, Transformer, Mamba) | Actor | Critic ensemble | PopArt | Agent (critic
 loss, actor loss) | Disk replay buffer | Training step | main loop (`__main__`: collect, train, evaluate).
-Every line that decides what the agent learns is in this file. common/ holds infrastructure only (logs, checkpoint
-files, run folders and locks, input guards, the evaluation loop, learner/collector roles, optional GPU kernels); envs/
-holds benchmark environments. To use it elsewhere, copy this file and the common/ folder side by side (a `common`
-package of your own would shadow ours: the import of AMAGO_CLEAN then fails, naming it; keep the copy in its own
-folder). Usage, results and deviations from the reference: README.md; the paper mapped to these lines: docs/.
+Every line that decides what the agent learns is in this file; common/ holds infrastructure only (logs, checkpoints,
+run folders, input guards, the eval loop, learner/collector roles, optional GPU kernels), envs/ the benchmarks. To
+use it elsewhere, copy this file and common/ into a folder of their own (a `common` package of yours would shadow
+ours). Usage, results and deviations from the reference: README.md; the paper mapped to these lines: docs/.
 """
 
 import copy
@@ -48,11 +47,11 @@ from common.args import check_args, resolve_env_ids, restore_flags, save_flags
 from common.batch import make_loader, to_device
 from common.checkpoint import load_checkpoint, save_checkpoint
 from common.evaluate import LOG_PREFIX, index_obs, obs_to_torch
-from common.guards import FileCache, check_finite, env_errors, list_trajectory_files
+from common.guards import FileCache, check_finite, env_errors, list_trajectory_files, read_trajectory
 from common.hooks import load_hook
 from common.kernels import flash_attention, mamba_scan
 from common.logs import make_writer
-from common.rundir import StopSignals, check_spec
+from common.rundir import StopSignals, check_spec, write_atomic
 
 
 @dataclass
@@ -371,10 +370,9 @@ class AmagoEnv(gym.Wrapper):
 
 class AmagoVecEnv(gym.vector.VectorWrapper):
     """AmagoEnv for an env that steps all N actors itself (`--env-mode already_vectorized`, e.g. gymnax): the same
-    observation dict and same-step autoreset info (final_obs, final_info) that SyncVectorEnv(AmagoEnv) gives the
-    training loop. The env resets finished actors inside step() and should return their true last observations as
-    info["final_obs"]; without it the reset observation stands in, as in the reference, so a truncated episode then
-    bootstraps from the next episode's first observation."""
+    observation dict and same-step autoreset info (final_obs, final_info) as SyncVectorEnv(AmagoEnv). The env resets
+    finished actors inside step() and should return their true last observations as info["final_obs"]; without it the
+    reset one stands in, as in the reference (a truncated episode then bootstraps from the next one's first step)."""
 
     def __init__(self, env: gym.vector.VectorEnv, env_name: str):
         super().__init__(env)
@@ -441,14 +439,13 @@ def make_vec_env(env_id, num_envs, mode, seed, capture_video=False, run_name="")
 
 # =================================================== Exploration ====================================================
 class EpsilonGreedy:
-    """eps = scale * schedule(step), with the scale redrawn per episode so that some episodes are nearly greedy and
-    some nearly random. AMAGO draws scale ~ U[0,1) (scale_min=0). scale_min > 0 draws it log-uniformly in
-    [scale_min, 1], as Ape-X spreads epsilon over its actors: a task that needs H right actions in a row (a corridor)
-    gets whole tries from the episodes with eps < 1/H, about log10(scale_min*H)/log10(scale_min) of them at eps 1.
-    Discrete: a random action w.p. eps; Box: clipped Gaussian noise of std eps; MultiBinary: each bit flips w.p.
-    eps/2. revisit_power divides eps by n**power at an observation seen n times this episode (Never Give Up's
-    episodic count, Badia et al., 2020): at power 2 a corridor of identical cells gets < 1.65 random-action chances in
-    all and its first new cell the whole eps; observations that never repeat (continuous states) keep AMAGO's eps.
+    """eps = scale * schedule(step), the scale redrawn per episode so that some episodes are nearly greedy and some
+    nearly random: U[0,1) as AMAGO (scale_min=0), else log-uniform in [scale_min, 1] as Ape-X spreads eps over its
+    actors (a corridor of H cells gets whole walks from the episodes with eps < 1/H, a share log10(scale_min*H) /
+    log10(scale_min) of them at eps 1). Discrete: a random action w.p. eps; Box: clipped Gaussian noise of std eps;
+    MultiBinary: each bit flips w.p. eps/2. revisit_power divides eps by n**power at an observation seen n times this
+    episode (Never Give Up's episodic count, Badia et al., 2020): at power 2 a corridor of identical cells gets < 1.65
+    random-action chances in all, its first new cell the whole eps; observations that never repeat keep AMAGO's eps.
     floor (0: none) is the least eps at any step, so that a revisited observation still gets a random action."""
 
     def __init__(
@@ -546,11 +543,11 @@ def masked_mean(x, mask):
 class InputNorm(nn.Module):
     """Running mean/std of the inputs (bias-corrected EMA: a running average early, beta later)."""
 
-    def __init__(self, dim, beta=1e-4):
+    def __init__(self, dim, beta=1e-4, init_nu=1.0):
         super().__init__()
         self.beta = beta
         self.register_buffer("mu", torch.zeros(dim))
-        self.register_buffer("nu", torch.ones(dim))
+        self.register_buffer("nu", torch.full((dim,), init_nu))  # the second moment
         self.register_buffer("t", torch.ones(()))
 
     @property
@@ -558,7 +555,7 @@ class InputNorm(nn.Module):
         return (self.nu - self.mu**2 + 1e-5).clamp(min=1e-5).sqrt().clamp(1e-3, 1e6)
 
     @torch.no_grad()
-    def update(self, x, mask):  # x: (B, L, dim), mask: (B, L)
+    def update(self, x, mask):  # x: (B, L, dim), mask: (B, L): moments over the real steps
         self.t += 1
         beta = self.beta / (1 - (1 - self.beta) ** self.t)
         m = mask.unsqueeze(-1).float()
@@ -731,9 +728,8 @@ def make_tstep_encoder(args, obs_space, rl2_dim):
     nn.Module with forward(obs {key: (B, L, *shape)}, rl2 (B, L, rl2_dim), mask (B, L) or None) -> (B, L,
     args.tstep_dim) that mixes nothing across time (docs/examples/custom_tstep_encoder.py)."""
     if ":" in args.tstep_encoder:
-        return load_hook(args.tstep_encoder, "--tstep-encoder", "docs.examples.custom_tstep_encoder:make")(
-            args, obs_space, rl2_dim
-        )
+        make = load_hook(args.tstep_encoder, "--tstep-encoder", "docs.examples.custom_tstep_encoder:make")
+        return make(args, obs_space, rl2_dim)
     has_image = any(is_image(s) for s in obs_space.values())
     kind = ("cnn" if has_image else "ff") if args.tstep_encoder == "auto" else args.tstep_encoder
     if kind == "ff":
@@ -1017,13 +1013,12 @@ class MambaTrajEncoder(nn.Module):
     def step(self, x, time, hidden):
         conv, ssm = hidden  # (layers, N, d_inner, d_conv), (layers, N, d_inner, n)
         x = self.inp(x)
-        new_conv, new_ssm = [], []
+        states = []
         for i, (norm, block) in enumerate(zip(self.norms, self.blocks)):
-            y, c, s = block.step(norm(x), conv[i], ssm[i])
+            y, *state = block.step(norm(x), conv[i], ssm[i])
             x = x + y
-            new_conv.append(c)
-            new_ssm.append(s)
-        return self.out_norm(x), (torch.stack(new_conv), torch.stack(new_ssm))
+            states.append(state)
+        return self.out_norm(x), tuple(torch.stack(h) for h in zip(*states))  # the new (conv, ssm)
 
     def init_hidden(self, n, device):  # (layers, n, d_inner, d_conv), (layers, n, d_inner, d_state)
         b = self.blocks[0]
@@ -1160,18 +1155,15 @@ class CriticEnsemble(nn.Module):
 
 
 # ====================== PopArt statistics: running mean and std of each gamma's TD targets ======================
-class PopArt(nn.Module):
+class PopArt(InputNorm):
     """AMAGO-2's critic is a classifier over return bins, so no value passes through PopArt's rescaling (amago_agent.py
-    has the full PopArt). What is kept are its statistics of the raw TD targets per gamma, with the same
-    bias-corrected EMA: they put the optional online term -Q(s, a ~ pi) on a scale-free footing, as the reference's
+    has the full PopArt). What is kept are its statistics of the raw TD targets, InputNorm's running moments per
+    gamma: they put the optional online term -Q(s, a ~ pi) on a scale-free footing, as the reference's
     MultiTaskAgent does, and log losses/popart_sigma."""
 
     def __init__(self, num_gammas, beta=5e-4, init_nu=100.0, enabled=True):
-        super().__init__()
-        self.beta, self.enabled = beta, enabled
-        self.register_buffer("mu", torch.zeros(num_gammas))
-        self.register_buffer("nu", torch.full((num_gammas,), init_nu))
-        self.register_buffer("t", torch.ones(()))
+        super().__init__(num_gammas, beta, init_nu)
+        self.enabled = enabled
 
     @property
     def sigma(self):
@@ -1179,14 +1171,8 @@ class PopArt(nn.Module):
 
     @torch.no_grad()
     def update(self, y, mask):  # y: (B, T, G) raw TD targets, mask: (B, T)
-        if not self.enabled:
-            return
-        self.t += 1
-        beta = self.beta / (1 - (1 - self.beta) ** self.t)
-        m = mask.unsqueeze(-1).float()
-        n = m.sum().clamp(min=1.0)
-        self.mu.lerp_((y * m).sum((0, 1)) / n, beta)
-        self.nu.lerp_((y.square() * m).sum((0, 1)) / n, beta)
+        if self.enabled:
+            super().update(y, mask)
 
     def normalize_target(self, y):
         return (y - self.mu) / self.sigma if self.enabled else y
@@ -1213,9 +1199,8 @@ def nstep_td_target(r, d, mask, q_next, gammas, n):
 class Agent(nn.Module):
     def __init__(self, args, obs_space, action_space):
         super().__init__()
-        discrete = isinstance(action_space, gym.spaces.Discrete)
+        discrete, multibinary = (isinstance(action_space, k) for k in (gym.spaces.Discrete, gym.spaces.MultiBinary))
         A = int(action_space.n) if discrete else int(np.prod(action_space.shape))
-        multibinary = isinstance(action_space, gym.spaces.MultiBinary)
         self.kind = "discrete" if discrete else "multibinary" if multibinary else "box"
         # the online term needs a dQ/da path (DPG) or an exact expectation (Discrete); Bernoulli bits have neither
         self.online_coeff = float(self.kind != "multibinary") if args.online_coeff is None else args.online_coeff
@@ -1237,9 +1222,8 @@ class Agent(nn.Module):
         self.popart = PopArt(G, enabled=args.popart)
         # targets: EMA copies of the actor and critics. No target copy of the encoders: targets use the online
         # sequence model's output under no_grad (AMAGO's shared-encoder design).
-        self.target_actor, self.target_critics = copy.deepcopy(self.actor), copy.deepcopy(self.critics)
-        self.target_actor.requires_grad_(False)
-        self.target_critics.requires_grad_(False)
+        self.target_actor = copy.deepcopy(self.actor).requires_grad_(False)
+        self.target_critics = copy.deepcopy(self.critics).requires_grad_(False)
 
     def trainable_parameters(self):
         return [p for m in (self.tstep, self.traj, self.actor, self.critics) for p in m.parameters()]
@@ -1354,16 +1338,13 @@ class TrajectoryWriter:
 class DiskReplayBuffer(torch.utils.data.IterableDataset):
     """Trajectory files in {root}/fifo (ours, oldest deleted above max_size) and {root}/protected (e.g.
     demonstrations; sampled, never deleted). A sample = a file picked uniformly, then a window of max_seq_len+1
-    timesteps (`padded_sampling`: whether a window may overhang the file's start or end, shorter and padded). Files
-    are written atomically (temp file, then rename), so a reader never sees half a file; a file that cannot be read
-    anyway (disk full, edited by hand) is skipped and never sampled again by that reader.
-    Iterating runs in a DataLoader worker, so reading overlaps with the update; files never change once written,
-    so the worker keeps the ones it has read in a cache bounded by file count and bytes. Given `obs_space`, a file
-    whose arrays do not match its shapes (another env's) is skipped like an unreadable one.
+    timesteps (`padded_sampling`: whether a window may overhang the file's start or end, shorter and padded).
+    Iterating runs in a DataLoader worker, so reading overlaps with the update. Files are written whole or not at all
+    and never change, so the worker caches those it has read (bounded in files and bytes); one that cannot be read
+    (disk full, edited by hand, another env's shapes given `obs_space`) is skipped and never sampled again.
     `relabel` (optional): window dict -> window dict, applied to every sampled window in the worker, e.g. hindsight
     relabeling (AMAGO Alg. 1: "relabel old sequence data with new rewards"). It gets the arrays as sampled (obs_*,
-    rl2, time: W+1 timesteps; actions, rewards, terminated: W) and may shorten them, but must not write into them:
-    they are views of the cached file."""
+    rl2, time: W+1 timesteps; actions, rewards, terminated: W) and may shorten them, but must not write into them."""
 
     def __init__(
         self,
@@ -1402,12 +1383,8 @@ class DiskReplayBuffer(torch.utils.data.IterableDataset):
         arrays["rewards"] = np.asarray(traj["rewards"], np.float32)
         arrays["terminated"] = np.asarray(traj["terminated"], bool)
         name = f"{time.time_ns()}_{uuid.uuid4().hex[:8]}.npz"  # sorts by age for FIFO deletion
-        tmp = self.fifo / f".{name}.{os.getpid()}.tmp"  # the writer's pid: a dead writer's file is removed at start-up
-        with open(tmp, "wb") as f:
-            (np.savez_compressed if self.file_format == "npz-compressed" else np.savez)(f, **arrays)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.fifo / name)  # atomic: the file appears whole or not at all
+        save = np.savez_compressed if self.file_format == "npz-compressed" else np.savez
+        write_atomic(self.fifo / name, lambda f: save(f, **arrays))  # the file appears whole or not at all
 
     def files(self):
         """Paths (str, oldest first) of the .npz files in fifo/ then protected/; never the .tmp files, and anything else
@@ -1424,27 +1401,13 @@ class DiskReplayBuffer(torch.utils.data.IterableDataset):
             "buffer/protected_files": len(list_trajectory_files(self.protected)),
         }
 
-    def load(self, path):
-        with np.load(path) as f:
-            data = {k: f[k] for k in f.files}
-        T = len(data["actions"])
-        if T < 1 or any(len(v) != T + 1 for k, v in data.items() if k in ("rl2", "time") or k.startswith("obs_")):
-            raise ValueError(f"{path}: inconsistent lengths")
-        want = {f"obs_{k}": s.shape for k, s in self.obs_space.items()} if self.obs_space else None
-        shapes = {k: v.shape[1:] for k, v in data.items() if k.startswith("obs_")} if want else None
-        if shapes != want or data["actions"].shape[1:] != (self.A,):
-            raise ValueError(
-                f"shapes {shapes}, actions {data['actions'].shape[1:]} differ from the run's {want}, ({self.A},)"
-            )
-        return data
-
     def sample(self, files, cache, bad):
         """One training window from a file picked uniformly among the readable ones."""
         while files:
             path = random.choice(files)
             if path not in cache:
                 try:
-                    cache.add(path, self.load(path))
+                    cache.add(path, read_trajectory(path, self.obs_space, self.A))
                 except Exception as e:  # truncated/corrupt/foreign/vanished file: never sample it again
                     bad.add(path)
                     files.remove(path)
@@ -1515,8 +1478,7 @@ def due(every, epoch, last):  # every `every` epochs (0: never), and at the last
 
 
 def lr_at(args, updates):
-    """Linear warm-up from 0 (as the reference), then constant; with --anneal-lr, a linear decay to 0 at the last
-    update of the run."""
+    """Linear warm-up from 0 (as the reference), then constant; --anneal-lr: a linear decay to 0 at the last update."""
     # deviation: the warm-up lasts --warmup-steps updates on any number of processes (the reference's scheduler,
     # stepped by accelerate once per process, ends it N times sooner on N processes)
     total = num_epochs(args) * updates_per_epoch(args)

@@ -4,12 +4,11 @@ run's saved flags, which `--resume --run-name NAME` restores."""
 
 import importlib
 import json
-import os
 from pathlib import Path
 
 import gymnasium as gym
 
-from common.rundir import signature
+from common.rundir import signature, write_atomic
 
 
 def check_args(args):
@@ -154,9 +153,7 @@ def save_flags(run_dir, args):
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     flags = {k: v for k, v in vars(args).items() if k not in PER_INVOCATION}
-    tmp = run_dir / f".{FLAGS_FILE}.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps(flags, indent=1))
-    os.replace(tmp, run_dir / FLAGS_FILE)
+    write_atomic(run_dir / FLAGS_FILE, lambda f: f.write(json.dumps(flags, indent=1).encode()))
 
 
 def given_flags(argv):

@@ -141,6 +141,23 @@ def list_trajectory_files(folder):
     return out
 
 
+def read_trajectory(path, obs_space=None, action_dim=None):
+    """A trajectory file's arrays {name: array}. Raises ValueError if its lengths disagree (T >= 1 transitions, T + 1
+    timesteps) or, given the run's obs_space (a Dict) and action_dim, if its shapes differ (another env's file)."""
+    with np.load(path) as f:
+        data = {k: f[k] for k in f.files}
+    T = len(data["actions"])
+    if T < 1 or any(len(v) != T + 1 for k, v in data.items() if k in ("rl2", "time") or k.startswith("obs_")):
+        raise ValueError(f"{path}: inconsistent lengths")
+    want = {f"obs_{k}": s.shape for k, s in obs_space.items()} if obs_space else None
+    shapes = {k: v.shape[1:] for k, v in data.items() if k.startswith("obs_")} if want else None
+    if shapes != want or (action_dim is not None and data["actions"].shape[1:] != (action_dim,)):
+        raise ValueError(
+            f"shapes {shapes}, actions {data['actions'].shape[1:]} differ from the run's {want}, ({action_dim},)"
+        )
+    return data
+
+
 def check_eval_ended(env_name, ended, wanted, max_steps):
     """Evaluation stopped after max_steps steps per actor: warn if some episodes had not ended, raise if none had."""
     if ended < wanted:

@@ -79,6 +79,23 @@ def pid_alive(pid):
     return True
 
 
+def write_atomic(path, write):
+    """Writes `path` whole or not at all: write(f) fills `.{name}.{pid}.tmp` beside it (binary), which is flushed to the
+    disk and renamed over `path`. A reader never sees half a file; the temp file of a writer killed mid-write is
+    removed by remove_stale_tmps at the next start, and that of a failed write at once."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    os.replace(tmp, path)
+
+
 def remove_stale_tmps(folder):
     """Files are written to `.{name}.{pid}.tmp` and renamed when whole: a temp file whose writer is gone was killed
     mid-write. Those (and temp files without a pid) are removed; a live writer's are left alone."""
@@ -115,9 +132,7 @@ def check_spec(buffer_root, env_id, obs_space, action_space):
                 f"actions {spec['action_space']}): use another --run-name or --buffer-dir"
             )
         return
-    tmp = path.with_name(f".spec.json.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(spec, indent=1))
-    os.replace(tmp, path)
+    write_atomic(path, lambda f: f.write(json.dumps(spec, indent=1).encode()))
 
 
 _ignoring, _main_pid = None, None  # the process whose stop signals are ignored; the one that handles them

@@ -16,7 +16,7 @@ from accelerate.utils import broadcast_object_list
 from common.checkpoint import CorruptFileError, safe_load
 from common.evaluate import evaluate, index_obs
 from common.logs import eval_metrics
-from common.rundir import claim_run, pid_alive
+from common.rundir import claim_run, pid_alive, write_atomic
 
 
 def claim(args, buffer_root, ckpt_path):
@@ -29,16 +29,10 @@ def claim(args, buffer_root, ckpt_path):
 
 # --------------------------------------- latest weights: learner -> collectors ----------------------------------------
 def save_latest(path, agent, updates):
-    """The learner's current weights and update count, written atomically (temp file, fsync, rename): a collector
-    never reads half a file."""
+    """The learner's current weights and update count, written atomically: a collector never reads half a file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as f:
-        torch.save({"agent": agent.state_dict(), "updates": updates}, f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    write_atomic(path, lambda f: torch.save({"agent": agent.state_dict(), "updates": updates}, f))
 
 
 def collector_steps(run_dir, own=None):
@@ -58,9 +52,7 @@ def report(run_dir, step, updates=None):
     path.parent.mkdir(parents=True, exist_ok=True)
     if updates is None:
         updates = json.loads(path.read_text())["updates"] if path.exists() else 0
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps({"global_step": step, "updates": updates}))
-    os.replace(tmp, path)
+    write_atomic(path, lambda f: f.write(json.dumps({"global_step": step, "updates": updates}).encode()))
 
 
 def load_latest(path, agent, seen, writer=None, step=0):
@@ -102,10 +94,8 @@ def write_status(run_dir, updates, state="running"):
     ("running" or "done"). Collectors follow it (wait_for_learner)."""
     path = Path(run_dir) / "learner.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     status = {"pid": os.getpid(), "host": socket.gethostname(), "updates": updates, "state": state}
-    tmp.write_text(json.dumps(status))
-    os.replace(tmp, path)
+    write_atomic(path, lambda f: f.write(json.dumps(status).encode()))
 
 
 def start_learner(run_dir, latest, agent, counters):

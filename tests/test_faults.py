@@ -26,7 +26,7 @@ import amago_agent  # noqa: E402
 import amago_multitask  # noqa: E402
 from common.args import resolve_env_id  # noqa: E402
 from common.evaluate import evaluate  # noqa: E402
-from common.guards import FileCache  # noqa: E402
+from common.guards import FileCache, read_trajectory  # noqa: E402
 from common.logs import read_scalars  # noqa: E402
 from common.rundir import claim_run  # noqa: E402
 
@@ -360,7 +360,7 @@ def test_replay_cache_is_bounded_by_bytes(tmp_path):
     ]
     for _ in range(10):
         buffer.save({"obs": obs, "actions": [0] * 8, "rewards": [0.0] * 8, "terminated": [False] * 8})
-    size = sum(v.nbytes for v in buffer.load(buffer.files()[0]).values())  # 928 bytes a file
+    size = sum(v.nbytes for v in read_trajectory(buffer.files()[0]).values())  # 928 bytes a file
     stream = iter(buffer)
     for _ in range(200):
         next(stream)

@@ -9,6 +9,7 @@ from conftest import SMALL
 
 import amago_agent as amago
 from amago_agent import collate
+from common.guards import read_trajectory
 from tests.dummy_envs import BitsEnv
 
 
@@ -31,7 +32,7 @@ def test_multibinary_actions_round_trip_through_env_and_buffer(tmp_path):
     assert all(rec.dtype == np.int8 for rec in inner.received)
     np.testing.assert_array_equal(np.stack(inner.received), np.stack(sent))
     (path,) = buffer.files()
-    data = buffer.load(path)
+    data = read_trajectory(path)
     np.testing.assert_array_equal(data["actions"], np.stack(sent))
     np.testing.assert_array_equal(data["rl2"][1:, 1:], np.stack(sent))
     window = next(iter(buffer))

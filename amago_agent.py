@@ -363,7 +363,7 @@ class AmagoVecEnv(gym.vector.VectorWrapper):
     """AmagoEnv for an env that steps all N actors itself (`--env-mode already_vectorized`, e.g. gymnax): the same
     observation dict and same-step autoreset info (final_obs, final_info) as SyncVectorEnv(AmagoEnv). The env resets
     finished actors inside step() and should return their true last observations as info["final_obs"]; without it the
-    reset one stands in, as in the reference (a truncated episode then bootstraps from the next one's first step)."""
+    reset observation stands in, as in the reference (a truncated episode bootstraps from the next episode's first)."""
 
     def __init__(self, env: gym.vector.VectorEnv, env_name: str):
         super().__init__(env)
@@ -431,8 +431,8 @@ def make_vec_env(env_id, num_envs, mode, seed, capture_video=False, run_name="")
 # =================================================== Exploration ====================================================
 class EpsilonGreedy:
     """eps = scale * schedule(step), the scale redrawn per episode so that some episodes are nearly greedy and some
-    nearly random: U[0,1) as AMAGO (scale_min=0), else log-uniform in [scale_min, 1] as Ape-X spreads eps over its
-    actors (a corridor of H cells gets whole walks from the episodes with eps < 1/H, a share log10(scale_min*H) /
+    nearly random: U[0,1) as in AMAGO (scale_min=0), else log-uniform in [scale_min, 1] as Ape-X spreads eps over its
+    actors (a corridor of H cells gets whole walks from the episodes with eps < 1/H, about log10(scale_min*H) /
     log10(scale_min) of them at eps 1). Discrete: a random action w.p. eps; Box: clipped Gaussian noise of std eps;
     MultiBinary: each bit flips w.p. eps/2. revisit_power divides eps by n**power at an observation seen n times this
     episode (Never Give Up's episodic count, Badia et al., 2020): at power 2 a corridor of identical cells gets < 1.65
@@ -1131,7 +1131,8 @@ class PopArt(InputNorm):
     As in the reference, (w, b) are per-gamma scalars, not the critic's last layer, so raw Q = sqrt(init_nu) q = 10 q
     forever (w * sigma stays 10, sigma * b + mu stays 0): PopArt reweights gamma g's squared error by 1 / sigma_g^2.
     A gamma whose targets barely vary (0.1 under CartPole's constant reward) then weighs ~10^6 times gamma 0.999.
-    The statistics of the raw TD targets are InputNorm's running moments, one per gamma."""
+    The statistics of the raw TD targets are InputNorm's running moments, one per gamma (its update, not its forward;
+    sigma has its own clamps)."""
 
     def __init__(self, num_gammas, beta=5e-4, init_nu=100.0, enabled=True):
         super().__init__(num_gammas, beta, init_nu)
@@ -1330,10 +1331,11 @@ class DiskReplayBuffer(torch.utils.data.IterableDataset):
     timesteps (`padded_sampling`: whether a window may overhang the file's start or end, shorter and padded).
     Iterating runs in a DataLoader worker, so reading overlaps with the update. Files are written whole or not at all
     and never change, so the worker caches those it has read (bounded in files and bytes); one that cannot be read
-    (disk full, edited by hand, another env's shapes given `obs_space`) is skipped and never sampled again.
+    (disk full, edited by hand, another env's shapes given `obs_space`) is skipped, never sampled again by that reader.
     `relabel` (optional): window dict -> window dict, applied to every sampled window in the worker, e.g. hindsight
     relabeling (AMAGO Alg. 1: "relabel old sequence data with new rewards"). It gets the arrays as sampled (obs_*,
-    rl2, time: W+1 timesteps; actions, rewards, terminated: W) and may shorten them, but must not write into them."""
+    rl2, time: W+1 timesteps; actions, rewards, terminated: W) and may shorten them, but must not write into them
+    (they are views of the cached file)."""
 
     def __init__(
         self,

@@ -178,6 +178,7 @@ def check_files(fifo, ckpt):
     import torch
 
     import amago_agent as amago
+    from common.guards import read_trajectory
 
     args = amago.Args(**SIZES, **RUN)
     envs = amago.make_vec_env(args.env_id, args.num_envs, "sync", 0)
@@ -187,7 +188,7 @@ def check_files(fifo, ckpt):
     files = buffer.files()
     for f in files:
         try:
-            data = buffer.load(f)
+            data = read_trajectory(f, obs_space, 2)
             assert all(np.isfinite(v).all() for v in data.values() if v.dtype.kind == "f")
         except Exception as e:
             print(f"corrupt: {f}: {type(e).__name__}: {e}")

@@ -34,7 +34,7 @@ def test_round_trip(tmp_path):
     buffer = amago.DiskReplayBuffer(tmp_path, max_size=10, max_seq_len=4, action_dim=3, discrete=True)
     write_episode(buffer, T=9)
     (path,) = buffer.files()
-    data = read_trajectory(path)
+    data = read_trajectory(path, action_dim=3)
     assert (
         data["obs_observation"].shape == (10, 2)
         and data["rl2"].shape == (10, 4)
@@ -68,7 +68,7 @@ def test_snippets_overlap_by_one_step_and_bootstrap(tmp_path):
     writer.start(0, fake_obs(0))
     for t in range(40):
         writer.step(0, 0, 1.0, t == 39, fake_obs(t + 1), done=t == 39)
-    files = [read_trajectory(p) for p in buffer.files()]
+    files = [read_trajectory(p, action_dim=3) for p in buffer.files()]
     files.sort(key=lambda d: d["time"][0])
     assert len(files) >= 3 and all(4 <= len(d["actions"]) <= 12 for d in files)
     for a, b in zip(files[:-1], files[1:]):

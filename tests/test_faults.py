@@ -360,7 +360,7 @@ def test_replay_cache_is_bounded_by_bytes(tmp_path):
     ]
     for _ in range(10):
         buffer.save({"obs": obs, "actions": [0] * 8, "rewards": [0.0] * 8, "terminated": [False] * 8})
-    size = sum(v.nbytes for v in read_trajectory(buffer.files()[0]).values())  # 928 bytes a file
+    size = sum(v.nbytes for v in read_trajectory(buffer.files()[0], action_dim=3).values())  # 928 bytes a file
     stream = iter(buffer)
     for _ in range(200):
         next(stream)

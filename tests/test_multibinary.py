@@ -32,7 +32,7 @@ def test_multibinary_actions_round_trip_through_env_and_buffer(tmp_path):
     assert all(rec.dtype == np.int8 for rec in inner.received)
     np.testing.assert_array_equal(np.stack(inner.received), np.stack(sent))
     (path,) = buffer.files()
-    data = read_trajectory(path)
+    data = read_trajectory(path, action_dim=3)
     np.testing.assert_array_equal(data["actions"], np.stack(sent))
     np.testing.assert_array_equal(data["rl2"][1:, 1:], np.stack(sent))
     window = next(iter(buffer))

@@ -138,7 +138,7 @@ def test_killed_collector_and_killed_learner_lose_at_most_an_epoch(tmp_path):
     collector.wait()
     files = npz(fifo)
     assert len(files) >= 8, collector.stderr.read()[-2000:]  # > --buffer-max-size: a collector deletes nothing
-    assert all(len(read_trajectory(f)["actions"]) >= 1 for f in files)  # every file whole
+    assert all(len(read_trajectory(f, action_dim=2)["actions"]) >= 1 for f in files)  # every file whole
 
     bpe = 5
     learn = dict(mode="learn", batches_per_epoch=bpe, checkpoint_interval=1, buffer_max_size=2, run_name="r")
@@ -225,7 +225,7 @@ def test_eval_only_files_train_a_fully_offline_run(tmp_path):
     run_script(tmp_path, **CARTPOLE, eval_only=True, run_name="e", load_from=str(ckpt), eval_episodes=2)
     assert not (tmp_path / "buffers/e").exists()  # evaluating leaves no empty buffer folder behind
     files = npz(tmp_path / "buffers/b/protected")
-    data = [read_trajectory(f) for f in files]
+    data = [read_trajectory(f, action_dim=2) for f in files]
     assert len(files) >= 4 and sum(len(d["actions"]) for d in data) >= 4 * 8  # CartPole episodes last >= 8 steps
 
     offline = dict(**CARTPOLE, total_timesteps=120, start_collecting_at_epoch=10**6)

@@ -9,7 +9,7 @@
 #         metaworld_reach_cpu   Meta-World ML1 reach (a hidden goal, 3 attempts of 500 steps), 2 seeds x 100 min
 #                               side by side
 #         metaworld_reach50_cpu the same with attempts of 50 steps, the whole rollout (150 steps) in context,
-#                               2 seeds x 110 min side by side (ALONE=1: one after the other, each alone)
+#                               2 seeds x 110 min side by side
 #         xland_cpu             XLand-MiniGrid trivial 9x9 (a hidden goal object, 4 attempts), 32 jax actors,
 #                               2 seeds x 30 min
 #         budget                what the CPU cannot do: one core's update and acting speed at the GPU commands'
@@ -62,16 +62,13 @@ metaworld_reach_cpu)  # 2 seeds side by side, each a learner + 1 collector; disc
       --eval-sampled-too --batches-per-epoch 200 --seed $seed &
   done
   wait ;;
-metaworld_reach50_cpu)  # as metaworld_reach_cpu, with attempts of 50 steps: the whole 150-step rollout in context.
-  # ALONE=1: each seed alone on the 2 cores (learner and collector a core each), one after the other, named
-  # suites_metaworld_reach50_cpu_alone_s<seed> (the random baseline is the recorded one)
-  [ -n "${ALONE:-}" ] || baseline suites_metaworld_reach50_cpu envs:MetaWorld-ML1-reach-Steps50-v0 --episodes 256
+metaworld_reach50_cpu)  # as metaworld_reach_cpu, with attempts of 50 steps: the whole 150-step rollout in context
+  baseline suites_metaworld_reach50_cpu envs:MetaWorld-ML1-reach-Steps50-v0 --episodes 256
   for seed in ${SEEDS:-1 2}; do
-    cpu suites_metaworld_reach50_cpu suites_metaworld_reach50_cpu${ALONE:+_alone}_s$seed 110 --collectors 1 -- \
+    cpu suites_metaworld_reach50_cpu suites_metaworld_reach50_cpu_s$seed 110 --collectors 1 -- \
       --env-id envs:MetaWorld-ML1-reach-Steps50-v0 --traj-encoder transformer --max-seq-len 150 --gamma 0.99 \
       --critic-hidden 64 --total-timesteps 100000000 --eps-anneal-steps 3750 --eval-interval 5 --eval-episodes 32 \
       --eval-sampled-too --batches-per-epoch 200 --seed $seed &
-    [ -z "${ALONE:-}" ] || wait
   done
   wait ;;
 xland_cpu)  # a learner + 1 collector (one core each), 2 seeds one after the other; sampled evals beside greedy

@@ -53,11 +53,12 @@ def fake_batch(agent, obs_space, B, L):
     }
 
 
-def with_overrides(args, pairs):  # --set k=v ...: a value of the field's type (an Optional None field: a literal)
+def with_overrides(args, pairs):  # --set k=v ...: a value of the field's type (a tuple or an Optional None: a literal)
     for kv in pairs:
         k, v = kv.split("=")
         now = getattr(args, k)
-        setattr(args, k, type(now)(v) if now is not None else ast.literal_eval(v))
+        literal = now is None or isinstance(now, tuple)  # e.g. multigammas=() or multigammas=(0.9,0.99)
+        setattr(args, k, ast.literal_eval(v) if literal else type(now)(v))
     return args
 
 

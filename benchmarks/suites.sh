@@ -10,6 +10,7 @@
 #                               side by side
 #         metaworld_reach50_cpu the same with attempts of 50 steps, the whole rollout (150 steps) in context,
 #                               2 seeds x 110 min side by side
+#         metaworld_reach50_lite_cpu  the same with 2 critics and one discount: a 2.6x cheaper update, 2.7x the updates
 #         xland_cpu             XLand-MiniGrid trivial 9x9 (a hidden goal object, 4 attempts), 32 jax actors,
 #                               2 seeds x 30 min
 #         budget                what the CPU cannot do: one core's update and acting speed at the GPU commands'
@@ -71,6 +72,15 @@ metaworld_reach50_cpu)  # as metaworld_reach_cpu, with attempts of 50 steps: the
       --eval-sampled-too --batches-per-epoch 200 --seed $seed &
   done
   wait ;;
+metaworld_reach50_lite_cpu)  # as metaworld_reach50_cpu with a 2.6x cheaper update: 2 critics, one discount (no multigammas)
+  baseline suites_metaworld_reach50_lite_cpu envs:MetaWorld-ML1-reach-Steps50-v0 --episodes 256
+  for seed in ${SEEDS:-1 2}; do
+    cpu suites_metaworld_reach50_lite_cpu suites_metaworld_reach50_lite_cpu_s$seed 110 --collectors 1 -- \
+      --env-id envs:MetaWorld-ML1-reach-Steps50-v0 --traj-encoder transformer --max-seq-len 150 --gamma 0.99 \
+      --critic-hidden 64 --num-critics 2 --multigammas --total-timesteps 100000000 --eps-anneal-steps 3750 \
+      --eval-interval 5 --eval-episodes 32 --eval-sampled-too --batches-per-epoch 200 --seed $seed &
+  done
+  wait ;;
 xland_cpu)  # a learner + 1 collector (one core each), 2 seeds one after the other; sampled evals beside greedy
   baseline suites_xland_cpu envs:XLand-Trivial-R1-9x9-v0 --env-mode already_vectorized --num-envs 32 --episodes 256
   for seed in ${SEEDS:-1 2}; do
@@ -104,7 +114,7 @@ smoke)  # 8 actors (xland: 32 in one jax env), d_model 64, 2 layers, max_seq_len
     name=$1 env=$2; shift 2
     cpu suites_smoke suites_smoke_$name 2 --script amago_multitask.py -- --env-id $env $small "$@"
   done ;;
-metaworld)  # ML1 reach, 3 attempts of 500 steps per goal; the whole rollout in context
+metaworld)  # ML1 reach, 3 attempts of 500 steps per goal; 256 steps of context
   python benchmarks/run.py --minutes 600 --script amago_multitask.py --recipe suites_metaworld_ml1_reach --name suites_metaworld_ml1_reach -- \
     --env-id envs:MetaWorld-ML1-reach-v0 --traj-encoder transformer --max-seq-len 256 --num-envs 24 \
     --d-model 256 --n-layers 3 --total-timesteps 10000000 --eps-anneal-steps 41666 --eval-interval 10 --eval-episodes 24 \
@@ -134,6 +144,6 @@ dmc)  # cheetah run, 1,000-step episodes
     --env-id envs:DMC-cheetah-run-v0 --traj-encoder transformer --max-seq-len 64 --num-envs 16 \
     --total-timesteps 3000000 --eps-anneal-steps 18750 --eval-interval 10 --eval-episodes 16 \
     --batches-per-epoch 200 --eps-revisit-power 0 ;;
-*) echo "SUITE must be one of: atari_qbert_cpu babyai_easy dmc_cheetah_cpu metaworld_reach_cpu metaworld_reach50_cpu xland_cpu budget smoke (CPU), metaworld babyai atari \
+*) echo "SUITE must be one of: atari_qbert_cpu babyai_easy dmc_cheetah_cpu metaworld_reach_cpu metaworld_reach50_cpu metaworld_reach50_lite_cpu xland_cpu budget smoke (CPU), metaworld babyai atari \
 procgen xland dmc (GPU), got '${SUITE:-}'" >&2; exit 2 ;;
 esac

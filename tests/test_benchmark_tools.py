@@ -322,3 +322,11 @@ def test_speed_budget_counts_the_runs_updates_as_the_script_does_and_prices_them
     assert r["budget_update_hours"] == pytest.approx(updates * r["update_ms"] / 1000 / 3600, rel=0.05)  # ms rounded
     assert r["budget_acting_hours"] == pytest.approx(10**9 / r["env_steps_per_s"] / 3600, rel=0.01)
     assert f"1,000,000,000 env steps: {updates:,d} updates" in out.stdout
+
+
+def test_speed_overrides_read_tuples_and_optionals_as_literals_and_the_rest_as_the_fields_type():
+    from speed import amago, with_overrides
+
+    args = with_overrides(amago.Args(), ["multigammas=()", "num_critics=2", "learning_rate=5e-4", "online_coeff=0.5"])
+    assert args.multigammas == () and args.num_critics == 2 and args.learning_rate == 5e-4 and args.online_coeff == 0.5
+    assert with_overrides(amago.Args(), ["multigammas=(0.9,0.99)"]).multigammas == (0.9, 0.99)

@@ -1158,8 +1158,8 @@ class CriticEnsemble(nn.Module):
 class PopArt(InputNorm):
     """AMAGO-2's critic is a classifier over return bins, so no value passes through PopArt's rescaling (amago_agent.py
     has the full PopArt). What is kept are its statistics of the raw TD targets, InputNorm's running moments per
-    gamma (its update, not its forward): they put the optional online term -Q(s, a ~ pi) on a scale-free footing, as the reference's
-    MultiTaskAgent does, and log losses/popart_sigma."""
+    gamma (its update, not its forward): they put the optional online term -Q(s, a ~ pi) on a scale-free footing, as
+    the reference's MultiTaskAgent does, and log losses/popart_sigma."""
 
     def __init__(self, num_gammas, beta=5e-4, init_nu=100.0, enabled=True):
         super().__init__(num_gammas, beta, init_nu)

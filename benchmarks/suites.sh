@@ -81,6 +81,15 @@ metaworld_reach50_lite_cpu)  # as metaworld_reach50_cpu with a 2.6x cheaper upda
       --eval-interval 5 --eval-episodes 32 --eval-sampled-too --batches-per-epoch 200 --seed $seed &
   done
   wait ;;
+metaworld_reach50_nopuck_cpu)  # as metaworld_reach50_lite_cpu without the puck in the observation: search finds the goal
+  baseline suites_metaworld_reach50_nopuck_cpu envs:MetaWorld-ML1-reach-Steps50-NoPuck-v0 --episodes 256
+  for seed in ${SEEDS:-1 2}; do
+    cpu suites_metaworld_reach50_nopuck_cpu suites_metaworld_reach50_nopuck_cpu_s$seed 110 --collectors 1 -- \
+      --env-id envs:MetaWorld-ML1-reach-Steps50-NoPuck-v0 --traj-encoder transformer --max-seq-len 150 --gamma 0.99 \
+      --critic-hidden 64 --num-critics 2 --multigammas --total-timesteps 100000000 --eps-anneal-steps 3750 \
+      --eval-interval 5 --eval-episodes 32 --eval-sampled-too --batches-per-epoch 200 --seed $seed &
+  done
+  wait ;;
 xland_cpu)  # a learner + 1 collector (one core each), 2 seeds one after the other; sampled evals beside greedy
   baseline suites_xland_cpu envs:XLand-Trivial-R1-9x9-v0 --env-mode already_vectorized --num-envs 32 --episodes 256
   for seed in ${SEEDS:-1 2}; do

@@ -11,6 +11,10 @@ showcase (the reference: amago/envs/builtin/metaworld_ml.py).
   Meta-World's 39-dim observation less its 3 goal slots, which the ML setting zeroes,
   + the soft reset flag and attempt index; the rollout is terminated after the
   k-th attempt). Rewards are Meta-World's dense shaped ones.
+- `hide_objects=True` (`MetaWorld-ML1-reach-Steps50-NoPuck-v0`) observes the hand and gripper only, now and a step
+  earlier (8 dims). For reach the puck is scenery, but each task places it anew: ML1's 50 train goals come with 50
+  puck positions, so a network can learn the goal of each puck position and reach it from the first step, with no
+  search and nothing to remember. On the test split such a lookup fails; without the puck, only search finds a goal.
 - logging: the env's name is the task family's (`MetaWorld-reach-v3`), so eval metrics are split per family; at the
   rollout's end `f"{LOG_PREFIX} attempt {i} success"` (the attempt reached the goal at any step) and `... return`.
 - the benchmark's goal sets are built once per process with a fixed seed (ML10: ~8 s, ML45: ~30 s), so the train and
@@ -47,7 +51,7 @@ class MetaWorldTasks(gym.Env):
 
     metadata = {"render_modes": []}
 
-    def __init__(self, name: str = "reach-v3", split: str = "train", max_steps: int = 500):
+    def __init__(self, name: str = "reach-v3", split: str = "train", max_steps: int = 500, hide_objects: bool = False):
         if split not in ("train", "test"):
             raise ValueError(f"split must be 'train' or 'test', got {split!r}")
         bench = benchmark(name)
@@ -55,11 +59,13 @@ class MetaWorldTasks(gym.Env):
         tasks = bench.train_tasks if split == "train" else bench.test_tasks
         self.tasks = {fam: [t for t in tasks if t.env_name == fam] for fam in self.classes}
         self.families, self.envs, self.max_steps = sorted(self.classes), {}, max_steps
+        # the observed slots: all but the goal's 3 (zeroed by the ML setting); hide_objects: the hand and gripper only
+        self.keep = np.r_[0:4, 18:22] if hide_objects else np.r_[0:36]
         self.family = self.families[0]
         self.reset_task(np.random.default_rng(0))
         space = self.env.observation_space  # (39,): hand, gripper, 2 objects, the same 18 a step earlier, goal
-        low, high = space.low[:36].astype(np.float32), space.high[:36].astype(np.float32)
-        self.observation_space = gym.spaces.Box(low, high)  # the goal's 3 slots are always 0 here: left out
+        low, high = space.low[self.keep].astype(np.float32), space.high[self.keep].astype(np.float32)
+        self.observation_space = gym.spaces.Box(low, high)
         self.action_space = self.env.action_space
 
     @property
@@ -83,20 +89,20 @@ class MetaWorldTasks(gym.Env):
         super().reset(seed=seed)
         self.success = 0.0
         obs, _ = self.env.reset()  # deterministic: the hand, object and goal positions are the task's
-        return obs[:36].astype(np.float32), {}
+        return obs[self.keep].astype(np.float32), {}
 
     def step(self, action):
         obs, reward, terminated, truncated, info = self.env.step(np.asarray(action, np.float32))
         self.success = max(self.success, float(info["success"]))
         info = {"success": self.success}  # KShot logs it at the attempt's end: success at any step of the attempt
-        return obs[:36].astype(np.float32), float(reward), bool(terminated), bool(truncated), info
+        return obs[self.keep].astype(np.float32), float(reward), bool(terminated), bool(truncated), info
 
 
 class MetaWorld(KShot):
     """k attempts per task: KShot around MetaWorldTasks, named after the current task family."""
 
-    def __init__(self, name: str = "reach-v3", split: str = "train", k: int = 3, max_steps: int = 500):
-        super().__init__(MetaWorldTasks(name, split, max_steps), k)
+    def __init__(self, name="reach-v3", split="train", k: int = 3, max_steps: int = 500, hide_objects: bool = False):
+        super().__init__(MetaWorldTasks(name, split, max_steps, hide_objects), k)
 
     @property
     def env_name(self):

@@ -330,3 +330,33 @@ def test_speed_overrides_read_tuples_and_optionals_as_literals_and_the_rest_as_t
     args = with_overrides(amago.Args(), ["multigammas=()", "num_critics=2", "learning_rate=5e-4", "online_coeff=0.5"])
     assert args.multigammas == () and args.num_critics == 2 and args.learning_rate == 5e-4 and args.online_coeff == 0.5
     assert with_overrides(amago.Args(), ["multigammas=(0.9,0.99)"]).multigammas == (0.9, 0.99)
+
+
+@pytest.mark.skipif(find_spec("metaworld") is None, reason="metaworld is not installed (requirements-suites.txt)")
+def test_metaworld_probe_swaps_only_the_first_attempts_goal_and_holds_only_the_puck():
+    """metaworld_probe.Probe: `swapped` plays attempt 1 at another goal and attempts 2-3 at the rollout's own (the
+    goal `same` plays throughout, from the same seed); `fixed_puck` shows the same puck position in every task."""
+    from metaworld_probe import PUCK, Probe
+
+    def play(env, seed):  # -> the goal and the first observation of each attempt
+        obs, _ = env.reset(seed=seed)
+        goals, firsts, term = [env.env.goal], [obs], False
+        while not term:
+            obs, _, term, _, _ = env.step(np.zeros(4, np.float32))
+            if obs[-2] == 1 and not term:
+                goals.append(env.env.goal)
+                firsts.append(obs)
+        return np.array(goals), np.array(firsts)
+
+    same, swapped, fixed = (Probe(p, "train", False) for p in ("same", "swapped", "fixed_puck"))
+    pucks = set()
+    for seed in range(3):
+        (g_same, o_same), (g_swap, o_swap), (g_fix, o_fix) = (play(e, seed) for e in (same, swapped, fixed))
+        assert len(g_same) == 3 and (g_same == g_same[0]).all() and np.array_equal(g_fix, g_same)
+        assert not np.array_equal(g_swap[0], g_same[0]) and np.array_equal(g_swap[1:], g_same[1:])
+        assert not np.array_equal(o_swap[0][PUCK], o_same[0][PUCK])  # the other goal's puck comes with it
+        np.testing.assert_array_equal(o_fix[:, PUCK], np.broadcast_to(fixed.env.puck, (3, 4)))
+        pucks.add(o_same[0][PUCK].tobytes())
+    assert len(pucks) == 3  # without the probe, each task shows its own puck position
+    hidden = Probe("swapped", "test", True)
+    assert hidden.observation_space.shape == (8 + 2,) and hidden.env.tasks["reach-v3"] is not same.env.tasks["reach-v3"]

@@ -122,6 +122,29 @@ def test_metaworld_reach_steps50_is_three_attempts_of_50_steps():
 
 
 @needs("metaworld")
+def test_metaworld_reach_first_observation_names_the_goal_unless_the_puck_is_hidden():
+    from envs.metaworld_env import MetaWorldTasks
+
+    full, hidden = MetaWorldTasks("reach-v3", max_steps=50), MetaWorldTasks("reach-v3", max_steps=50, hide_objects=True)
+    first = {}
+    for env in (full, hidden):
+        firsts = []
+        for task in env.tasks["reach-v3"]:
+            env.env.set_task(task)
+            firsts.append(env.reset()[0])
+        first[env] = np.array(firsts)  # (50 train goals, obs dim)
+    # with the puck, the 50 train goals start from 50 different observations: the first step identifies the goal
+    assert len({o.tobytes() for o in first[full]}) == 50
+    # without it they all start alike (hand, gripper, and their copies a step earlier: the full observation's slots)
+    assert hidden.observation_space.shape == (8,) and len({o.tobytes() for o in first[hidden]}) == 1
+    np.testing.assert_array_equal(first[hidden], first[full][:, [0, 1, 2, 3, 18, 19, 20, 21]])
+    env = gym.make("envs:MetaWorld-ML1-reach-Steps50-NoPuck-Test-v0")
+    assert env.observation_space.shape == (8 + 2,) and env.unwrapped.env.tasks["reach-v3"][0].data not in {
+        t.data for t in full.tasks["reach-v3"]
+    }
+
+
+@needs("metaworld")
 def test_metaworld_ml10_train_and_test_families():
     from envs.metaworld_env import MetaWorld
 

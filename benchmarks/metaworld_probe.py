@@ -1,0 +1,188 @@
+"""Where a Meta-World reach agent finds its goal: in the observation (the puck), or in the attempts before.
+
+    OMP_NUM_THREADS=1 python benchmarks/metaworld_probe.py --run-dir benchmarks/out/NAME/runs/NAME --episodes 64
+    python benchmarks/metaworld_probe.py --ceiling   # what knowing the goal is worth, without an agent
+
+Loads runs/<run>/checkpoint.pt with the run's saved flags (flags.json) and evaluates it, greedy and sampled, on
+versions of its own env (ML1 reach, 3 attempts; `MetaWorld-ML1-reach-Steps50-v0` or its `-NoPuck-` version):
+- same: the env it trained on.
+- fixed_puck (full observation only): the puck's x, y held at the 50 train tasks' mean, so the observation no
+  longer names the task; the agent has its search and what it saw in earlier attempts.
+- swapped: the first attempt at another train goal (with that goal's puck), the next two at the rollout's own goal.
+  What the agent carries over from the first attempt now points the wrong way: an agent that remembers loses
+  success in attempts 2 and 3 against `same`, an agent that ignores its earlier attempts does not.
+- test: the 50 held-out test goals (other puck positions, other goals).
+Every probe plays the same number of rollouts from the same eval seed. Prints success and return per attempt for
+each probe and policy, and ends with one line `RESULT {json}`, also written to --record.
+
+--ceiling plays one 50-step attempt at each of the 50 train goals with two hand-written controllers: `straight`
+knows the goal and drives the hand at it, (goal - hand) * 100 clipped to [-1, 1]; `search` knows only this
+attempt's rewards: it moves along x, y and z for a step each, then along the least-squares fit of the last 4 steps'
+reward changes to the hand's moves (Meta-World's reward rises as the hand nears the goal), and holds still once the
+reward is above 9.5 (of 10). Prints success, steps to success and return for each.
+"""
+
+import argparse
+import importlib
+import json
+import sys
+import time
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import torch
+import tyro
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from common.args import resolve_env_id, restore_flags  # noqa: E402
+from common.evaluate import evaluate  # noqa: E402
+from common.logs import eval_metrics, print_result  # noqa: E402
+from common.scale import load_weights  # noqa: E402
+from envs.kshot import KShot  # noqa: E402
+from envs.metaworld_env import MetaWorldTasks  # noqa: E402
+
+PUCK = [4, 5, 22, 23]  # the puck's x, y now and a step earlier in the full observation (its z never changes)
+
+
+class ProbeTasks(MetaWorldTasks):
+    """ML1 reach with 50-step attempts; `swap`: the first attempt at another goal; `fix_puck`: the puck's x, y held."""
+
+    def __init__(self, split, hide_objects, swap=False, fix_puck=False):
+        self.swap, self.fix_puck, self.resets = swap, fix_puck, 0
+        super().__init__("reach-v3", split, 50, hide_objects)
+        if fix_puck:
+            firsts = []
+            for task in self.tasks["reach-v3"]:
+                self.env.set_task(task)
+                firsts.append(self.env.reset()[0][PUCK])
+            self.puck = np.mean(firsts, 0).astype(np.float32)  # (4,)
+
+    def reset_task(self, rng):
+        super().reset_task(rng)
+        tasks = self.tasks["reach-v3"]
+        i = int(rng.integers(len(tasks)))  # the rollout's own goal
+        self.own = tasks[i]
+        other = tasks[(i + 1 + int(rng.integers(len(tasks) - 1))) % len(tasks)]  # any other goal of the split
+        self.env.set_task(other if self.swap else self.own)
+        self.resets = 0
+
+    def reset(self, *, seed=None, options=None):
+        self.resets += 1
+        if self.swap and self.resets == 2:  # attempts 2 and 3 at the rollout's own goal
+            self.env.set_task(self.own)
+        obs, info = super().reset(seed=seed, options=options)
+        return self.fixed(obs), info
+
+    def step(self, action):
+        obs, *rest = super().step(action)
+        return (self.fixed(obs), *rest)
+
+    def fixed(self, obs):
+        if self.fix_puck:
+            obs = obs.copy()
+            obs[PUCK] = self.puck
+        return obs
+
+
+class Probe(KShot):
+    def __init__(self, probe, split, hide_objects):
+        tasks = ProbeTasks(split, hide_objects, swap=probe == "swapped", fix_puck=probe == "fixed_puck")
+        super().__init__(tasks, 3)
+        self.probe = probe
+
+    @property
+    def env_name(self):
+        return self.probe
+
+
+def ceiling():
+    env = MetaWorldTasks("reach-v3", "train", 50)
+
+    def straight(hands, rewards, goal):
+        return np.clip((goal - hands[-1]) * 100, -1, 1)
+
+    def search(hands, rewards, goal):
+        t = len(rewards)
+        if t < 3:
+            return np.eye(3)[t]
+        moves, gains = np.diff(hands[1:], axis=0)[-4:], np.diff(rewards)[-4:]  # (4, 3), (4,)
+        w = np.linalg.lstsq(moves, gains, rcond=None)[0]
+        if rewards[-1] > 9.5 or not np.abs(w).max() > 0:
+            return np.zeros(3)
+        return w / np.abs(w).max()
+
+    result = {}
+    for name, policy in (("straight", straight), ("search", search)):
+        reached, rets = [], []
+        for task in env.tasks["reach-v3"]:
+            env.env.set_task(task)
+            obs, _ = env.reset()
+            hands, rewards, first, ret = [obs[:3]], [], None, 0.0
+            for t in range(50):
+                obs, r, _, _, info = env.step(np.append(policy(hands, rewards, env.goal), 0.0))
+                hands.append(obs[:3])
+                rewards.append(r)
+                ret += r
+                first = t + 1 if first is None and info["success"] else first
+            reached.append(first)
+            rets.append(ret)
+        steps = [s for s in reached if s is not None]
+        result[name] = {
+            "success": round(len(steps) / len(reached), 3),
+            "steps_to_success": [min(steps), max(steps)] if steps else None,
+            "return": round(float(np.mean(rets)), 1),
+        }
+        print(f"{name:>8}: {json.dumps(result[name])}", flush=True)
+    print_result(result, None)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--ceiling", action="store_true", help="only the two hand-written controllers, no run")
+    p.add_argument("--run-dir", default=None, help="a run's folder: runs/<run> with checkpoint.pt and flags.json")
+    p.add_argument("--load-from", default=None, help="weights (default <run-dir>/checkpoint.pt)")
+    p.add_argument("--episodes", type=int, default=64, help="rollouts (of 3 attempts) per probe and policy")
+    p.add_argument("--record", default=None, help="also write the RESULT to this JSON file")
+    a = p.parse_args()
+    if a.ceiling:
+        return ceiling()
+    if a.run_dir is None:
+        p.error("--run-dir is required (or --ceiling)")
+    run_dir = Path(a.run_dir)
+    saved = json.loads((run_dir / "flags.json").read_text())
+    mod = importlib.import_module(Path(saved.get("exp_name", "amago_agent")).stem)
+    args = restore_flags(tyro.cli(mod.Args, args=[]), run_dir, [])
+    env_id = resolve_env_id(args.env_id)
+    if env_id not in ("MetaWorld-ML1-reach-Steps50-v0", "MetaWorld-ML1-reach-Steps50-NoPuck-v0"):
+        sys.exit(f"{run_dir} trained on {env_id}: this probe reads ML1 reach runs with 50-step attempts")
+    hide = "NoPuck" in env_id
+    probes = ["same", "swapped", "test"] if hide else ["same", "fixed_puck", "swapped", "test"]
+    for probe in probes:
+        split = "test" if probe == "test" else "train"
+        gym.register(f"Probe-{probe}-v0", entry_point=lambda probe=probe, split=split: Probe(probe, split, hide))
+    torch.manual_seed(args.seed)
+    seed = args.seed + 10_000  # the eval seed of a run's evaluations
+    result = {"run": run_dir.name, "env_id": env_id, "episodes": a.episodes}
+    start, agent = time.time(), None
+    for probe in probes:
+        envs = mod.make_vec_env(f"Probe-{probe}-v0", args.num_envs, "sync", seed)
+        if agent is None:
+            agent = mod.Agent(args, envs.single_observation_space["obs"], envs.single_action_space)
+            load_weights(a.load_from or run_dir / "checkpoint.pt", agent)
+        for policy, greedy in (("greedy", True), ("sampled", False)):
+            metrics = eval_metrics(*evaluate(agent, envs, a.episodes, greedy, "cpu", seed))
+            row = {
+                m: [round(float(metrics[f"eval/{probe}/attempt {i} {m}"]), 3) for i in range(3)]
+                for m in ("success", "return")
+            }
+            result[f"{probe}/{policy}"] = row
+            print(f"{probe:>10} {policy:>7}: success {row['success']}  return {row['return']}", flush=True)
+        envs.close()
+    result["wall_s"] = round(time.time() - start, 1)
+    print_result(result, a.record)
+
+
+if __name__ == "__main__":
+    main()

@@ -50,6 +50,8 @@ class ProbeTasks(MetaWorldTasks):
     """ML1 reach with 50-step attempts; `swap`: the first attempt at another goal; `fix_puck`: the puck's x, y held."""
 
     def __init__(self, split, hide_objects, swap=False, fix_puck=False):
+        if fix_puck and hide_objects:
+            raise ValueError("fix_puck needs the full observation: with hide_objects there is no puck to hold")
         self.swap, self.fix_puck, self.resets = swap, fix_puck, 0
         super().__init__("reach-v3", split, 50, hide_objects)
         if fix_puck:

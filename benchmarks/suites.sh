@@ -11,6 +11,7 @@
 #         metaworld_reach50_cpu the same with attempts of 50 steps, the whole rollout (150 steps) in context,
 #                               2 seeds x 110 min side by side
 #         metaworld_reach50_lite_cpu  the same with 2 critics and one discount: a 2.6x cheaper update, 2.7x the updates
+#         metaworld_reach50_nopuck_cpu  the same without the puck in the observation (it names each train goal)
 #         xland_cpu             XLand-MiniGrid trivial 9x9 (a hidden goal object, 4 attempts), 32 jax actors,
 #                               2 seeds x 30 min
 #         budget                what the CPU cannot do: one core's update and acting speed at the GPU commands'
@@ -153,6 +154,6 @@ dmc)  # cheetah run, 1,000-step episodes
     --env-id envs:DMC-cheetah-run-v0 --traj-encoder transformer --max-seq-len 64 --num-envs 16 \
     --total-timesteps 3000000 --eps-anneal-steps 18750 --eval-interval 10 --eval-episodes 16 \
     --batches-per-epoch 200 --eps-revisit-power 0 ;;
-*) echo "SUITE must be one of: atari_qbert_cpu babyai_easy dmc_cheetah_cpu metaworld_reach_cpu metaworld_reach50_cpu metaworld_reach50_lite_cpu xland_cpu budget smoke (CPU), metaworld babyai atari \
+*) echo "SUITE must be one of: atari_qbert_cpu babyai_easy dmc_cheetah_cpu metaworld_reach_cpu metaworld_reach50_cpu metaworld_reach50_lite_cpu metaworld_reach50_nopuck_cpu xland_cpu budget smoke (CPU), metaworld babyai atari \
 procgen xland dmc (GPU), got '${SUITE:-}'" >&2; exit 2 ;;
 esac

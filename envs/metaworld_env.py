@@ -60,7 +60,7 @@ class MetaWorldTasks(gym.Env):
         self.tasks = {fam: [t for t in tasks if t.env_name == fam] for fam in self.classes}
         self.families, self.envs, self.max_steps = sorted(self.classes), {}, max_steps
         # the observed slots: all but the goal's 3 (zeroed by the ML setting); hide_objects: the hand and gripper only
-        self.keep = np.r_[0:4, 18:22] if hide_objects else np.r_[0:36]
+        self.keep = np.r_[0:4, 18:22] if hide_objects else slice(0, 36)  # a slice: no extra copy per step
         self.family = self.families[0]
         self.reset_task(np.random.default_rng(0))
         space = self.env.observation_space  # (39,): hand, gripper, 2 objects, the same 18 a step earlier, goal

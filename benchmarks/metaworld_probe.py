@@ -1,10 +1,11 @@
 """Where a Meta-World reach agent finds its goal: in the observation (the puck), or in the attempts before.
 
     OMP_NUM_THREADS=1 python benchmarks/metaworld_probe.py --run-dir benchmarks/out/NAME/runs/NAME --episodes 64
-    python benchmarks/metaworld_probe.py --ceiling   # what knowing the goal is worth, without an agent
+    python benchmarks/metaworld_probe.py --ceiling [--steps 40]   # what knowing the goal is worth, without an agent
 
 Loads runs/<run>/checkpoint.pt with the run's saved flags (flags.json) and evaluates it, greedy and sampled, on
-versions of its own env (ML1 reach, 3 attempts; `MetaWorld-ML1-reach-Steps50-v0` or its `-NoPuck-` version):
+versions of its own env (ML1 reach, 3 attempts; `MetaWorld-ML1-reach-Steps50-v0`, its `-NoPuck-` version, or
+`MetaWorld-ML1-reach-Steps40-NoPuck-v0`):
 - same: the env it trained on.
 - fixed_puck (full observation only): the puck's x, y held at the 50 train tasks' mean, so the observation no
   longer names the task; the agent has its search and what it saw in earlier attempts.
@@ -15,7 +16,7 @@ versions of its own env (ML1 reach, 3 attempts; `MetaWorld-ML1-reach-Steps50-v0`
 Every probe plays the same number of rollouts from the same eval seed. Prints success and return per attempt for
 each probe and policy, and ends with one line `RESULT {json}`, also written to --record.
 
---ceiling plays one 50-step attempt at each of the 50 train goals with two hand-written controllers: `straight`
+--ceiling plays one attempt (`--steps`, 50) at each of the 50 train goals with two hand-written controllers: `straight`
 knows the goal and drives the hand at it, (goal - hand) * 100 clipped to [-1, 1]; `search` knows only this
 attempt's rewards: it moves along x, y and z for a step each, then along the least-squares fit of the last 4 steps'
 reward changes to the hand's moves (Meta-World's reward rises as the hand nears the goal), and holds still once the
@@ -43,17 +44,22 @@ from common.scale import load_weights  # noqa: E402
 from envs.kshot import KShot  # noqa: E402
 from envs.metaworld_env import MetaWorldTasks  # noqa: E402
 
+READS = {  # the env ids it reads: their attempts' length
+    "MetaWorld-ML1-reach-Steps50-v0": 50,
+    "MetaWorld-ML1-reach-Steps50-NoPuck-v0": 50,
+    "MetaWorld-ML1-reach-Steps40-NoPuck-v0": 40,
+}
 PUCK = [4, 5, 22, 23]  # the puck's x, y now and a step earlier in the full observation (its z never changes)
 
 
 class ProbeTasks(MetaWorldTasks):
-    """ML1 reach with 50-step attempts; `swap`: the first attempt at another goal; `fix_puck`: the puck's x, y held."""
+    """ML1 reach in attempts of `steps`; `swap`: the first attempt at another goal; `fix_puck`: the puck's x, y held."""
 
-    def __init__(self, split, hide_objects, swap=False, fix_puck=False):
+    def __init__(self, split, hide_objects, steps, swap=False, fix_puck=False):
         if fix_puck and hide_objects:
             raise ValueError("fix_puck needs the full observation: with hide_objects there is no puck to hold")
         self.swap, self.fix_puck, self.resets = swap, fix_puck, 0
-        super().__init__("reach-v3", split, 50, hide_objects)
+        super().__init__("reach-v3", split, steps, hide_objects)
         if fix_puck:
             firsts = []
             for task in self.tasks["reach-v3"]:
@@ -89,8 +95,8 @@ class ProbeTasks(MetaWorldTasks):
 
 
 class Probe(KShot):
-    def __init__(self, probe, split, hide_objects):
-        tasks = ProbeTasks(split, hide_objects, swap=probe == "swapped", fix_puck=probe == "fixed_puck")
+    def __init__(self, probe, split, hide_objects, steps):
+        tasks = ProbeTasks(split, hide_objects, steps, swap=probe == "swapped", fix_puck=probe == "fixed_puck")
         super().__init__(tasks, 3)
         self.probe = probe
 
@@ -99,8 +105,8 @@ class Probe(KShot):
         return self.probe
 
 
-def ceiling():
-    env = MetaWorldTasks("reach-v3", "train", 50)
+def ceiling(steps, record):
+    env = MetaWorldTasks("reach-v3", "train", steps)
 
     def straight(hands, rewards, goal):
         return np.clip((goal - hands[-1]) * 100, -1, 1)
@@ -122,7 +128,7 @@ def ceiling():
             env.env.set_task(task)
             obs, _ = env.reset()
             hands, rewards, first, ret = [obs[:3]], [], None, 0.0
-            for t in range(50):
+            for t in range(steps):
                 obs, r, _, _, info = env.step(np.append(policy(hands, rewards, env.goal), 0.0))
                 hands.append(obs[:3])
                 rewards.append(r)
@@ -130,14 +136,14 @@ def ceiling():
                 first = t + 1 if first is None and info["success"] else first
             reached.append(first)
             rets.append(ret)
-        steps = [s for s in reached if s is not None]
+        hit = [s for s in reached if s is not None]  # steps to success of the goals reached
         result[name] = {
-            "success": round(len(steps) / len(reached), 3),
-            "steps_to_success": [min(steps), max(steps)] if steps else None,
+            "success": round(len(hit) / len(reached), 3),
+            "steps_to_success": [min(hit), max(hit)] if hit else None,
             "return": round(float(np.mean(rets)), 1),
         }
         print(f"{name:>8}: {json.dumps(result[name])}", flush=True)
-    print_result(result, None)
+    print_result({"steps": steps, **result}, record)
 
 
 def main():
@@ -147,23 +153,26 @@ def main():
     p.add_argument("--load-from", default=None, help="weights (default <run-dir>/checkpoint.pt)")
     p.add_argument("--episodes", type=int, default=64, help="rollouts (of 3 attempts) per probe and policy")
     p.add_argument("--record", default=None, help="also write the RESULT to this JSON file")
+    p.add_argument("--steps", type=int, default=None, help="--ceiling's attempt length (default 50)")
     a = p.parse_args()
     if a.ceiling:
-        return ceiling()
+        return ceiling(a.steps or 50, a.record)
     if a.run_dir is None:
         p.error("--run-dir is required (or --ceiling)")
+    if a.steps is not None:
+        p.error(f"--steps {a.steps} is --ceiling's attempt length; a run's probe plays its env's own")
     run_dir = Path(a.run_dir)
     saved = json.loads((run_dir / "flags.json").read_text())
     mod = importlib.import_module(Path(saved.get("exp_name", "amago_agent")).stem)
     args = restore_flags(tyro.cli(mod.Args, args=[]), run_dir, [])
     env_id = resolve_env_id(args.env_id)
-    if env_id not in ("MetaWorld-ML1-reach-Steps50-v0", "MetaWorld-ML1-reach-Steps50-NoPuck-v0"):
-        sys.exit(f"{run_dir} trained on {env_id}: this probe reads ML1 reach runs with 50-step attempts")
-    hide = "NoPuck" in env_id
+    if env_id not in READS:
+        sys.exit(f"{run_dir} trained on {env_id}: this probe reads ML1 reach runs on " + ", ".join(READS))
+    hide, steps = "NoPuck" in env_id, READS[env_id]
     probes = ["same", "swapped", "test"] if hide else ["same", "fixed_puck", "swapped", "test"]
     for probe in probes:
         split = "test" if probe == "test" else "train"
-        gym.register(f"Probe-{probe}-v0", entry_point=lambda probe=probe, split=split: Probe(probe, split, hide))
+        gym.register(f"Probe-{probe}-v0", entry_point=lambda probe=probe, split=split: Probe(probe, split, hide, steps))
     torch.manual_seed(args.seed)
     seed = args.seed + 10_000  # the eval seed of a run's evaluations
     result = {"run": run_dir.name, "env_id": env_id, "episodes": a.episodes}

@@ -12,6 +12,7 @@
 #                               2 seeds x 110 min side by side
 #         metaworld_reach50_lite_cpu  the same with 2 critics and one discount: a 2.6x cheaper update, 2.7x the updates
 #         metaworld_reach50_nopuck_cpu  the same without the puck in the observation (it names each train goal)
+#         metaworld_reach40_nopuck_cpu  the same in 40-step attempts, 100 min, evals of 64 rollouts every 10 epochs
 #         xland_cpu             XLand-MiniGrid trivial 9x9 (a hidden goal object, 4 attempts), 32 jax actors,
 #                               2 seeds x 30 min
 #         budget                what the CPU cannot do: one core's update and acting speed at the GPU commands'
@@ -82,13 +83,18 @@ metaworld_reach50_lite_cpu)  # as metaworld_reach50_cpu with a 2.6x cheaper upda
       --eval-interval 5 --eval-episodes 32 --eval-sampled-too --batches-per-epoch 200 --seed $seed &
   done
   wait ;;
-metaworld_reach50_nopuck_cpu)  # as metaworld_reach50_lite_cpu without the puck in the observation: search finds the goal
-  baseline suites_metaworld_reach50_nopuck_cpu envs:MetaWorld-ML1-reach-Steps50-NoPuck-v0 --episodes 256
+metaworld_reach50_nopuck_cpu|metaworld_reach40_nopuck_cpu)  # as metaworld_reach50_lite_cpu without the puck in the
+  # observation, so search finds the goal; reach40: 40-step attempts (a straight drive reaches 49 of the 50 train goals,
+  # a search of the rewards 32), 100 min, evals of 64 rollouts every 10 epochs
+  steps=${SUITE:15:2}  # 50 or 40
+  if [ "$steps" = 50 ]; then minutes=110 evals="--eval-interval 5 --eval-episodes 32"
+  else minutes=100 evals="--eval-interval 10 --eval-episodes 64"; fi
+  baseline suites_$SUITE envs:MetaWorld-ML1-reach-Steps$steps-NoPuck-v0 --episodes 256
   for seed in ${SEEDS:-1 2}; do
-    cpu suites_metaworld_reach50_nopuck_cpu suites_metaworld_reach50_nopuck_cpu_s$seed 110 --collectors 1 -- \
-      --env-id envs:MetaWorld-ML1-reach-Steps50-NoPuck-v0 --traj-encoder transformer --max-seq-len 150 --gamma 0.99 \
-      --critic-hidden 64 --num-critics 2 --multigammas --total-timesteps 100000000 --eps-anneal-steps 3750 \
-      --eval-interval 5 --eval-episodes 32 --eval-sampled-too --batches-per-epoch 200 --seed $seed &
+    cpu suites_$SUITE suites_${SUITE}_s$seed $minutes --collectors 1 -- \
+      --env-id envs:MetaWorld-ML1-reach-Steps$steps-NoPuck-v0 --traj-encoder transformer --max-seq-len $((3 * steps)) \
+      --gamma 0.99 --critic-hidden 64 --num-critics 2 --multigammas --total-timesteps 100000000 --eps-anneal-steps 3750 \
+      $evals --eval-sampled-too --batches-per-epoch 200 --seed $seed &
   done
   wait ;;
 xland_cpu)  # a learner + 1 collector (one core each), 2 seeds one after the other; sampled evals beside greedy
@@ -154,6 +160,6 @@ dmc)  # cheetah run, 1,000-step episodes
     --env-id envs:DMC-cheetah-run-v0 --traj-encoder transformer --max-seq-len 64 --num-envs 16 \
     --total-timesteps 3000000 --eps-anneal-steps 18750 --eval-interval 10 --eval-episodes 16 \
     --batches-per-epoch 200 --eps-revisit-power 0 ;;
-*) echo "SUITE must be one of: atari_qbert_cpu babyai_easy dmc_cheetah_cpu metaworld_reach_cpu metaworld_reach50_cpu metaworld_reach50_lite_cpu metaworld_reach50_nopuck_cpu xland_cpu budget smoke (CPU), metaworld babyai atari \
+*) echo "SUITE must be one of: atari_qbert_cpu babyai_easy dmc_cheetah_cpu metaworld_reach_cpu metaworld_reach50_cpu metaworld_reach50_lite_cpu metaworld_reach50_nopuck_cpu metaworld_reach40_nopuck_cpu xland_cpu budget smoke (CPU), metaworld babyai atari \
 procgen xland dmc (GPU), got '${SUITE:-}'" >&2; exit 2 ;;
 esac

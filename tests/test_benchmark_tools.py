@@ -348,7 +348,7 @@ def test_metaworld_probe_swaps_only_the_first_attempts_goal_and_holds_only_the_p
                 firsts.append(obs)
         return np.array(goals), np.array(firsts)
 
-    same, swapped, fixed = (Probe(p, "train", False) for p in ("same", "swapped", "fixed_puck"))
+    same, swapped, fixed = (Probe(p, "train", False, 50) for p in ("same", "swapped", "fixed_puck"))
     pucks = set()
     for seed in range(3):
         (g_same, o_same), (g_swap, o_swap), (g_fix, o_fix) = (play(e, seed) for e in (same, swapped, fixed))
@@ -358,7 +358,7 @@ def test_metaworld_probe_swaps_only_the_first_attempts_goal_and_holds_only_the_p
         np.testing.assert_array_equal(o_fix[:, PUCK], np.broadcast_to(fixed.env.puck, (3, 4)))
         pucks.add(o_same[0][PUCK].tobytes())
     assert len(pucks) == 3  # without the probe, each task shows its own puck position
-    hidden = Probe("swapped", "test", True)
-    assert hidden.observation_space.shape == (8 + 2,)
+    hidden = Probe("swapped", "test", True, 40)
+    assert hidden.observation_space.shape == (8 + 2,) and hidden.env.max_steps == 40
     held_out, train = ({t.data for t in e.env.tasks["reach-v3"]} for e in (hidden, same))
     assert len(held_out) == 50 and not held_out & train  # the test probe plays the 50 held-out goals

@@ -103,20 +103,25 @@ def test_metaworld_ml1_goal_changes_between_tasks_not_between_attempts():
 
 
 @needs("metaworld")
-def test_metaworld_reach_steps50_is_three_attempts_of_50_steps():
-    env = gym.make("envs:MetaWorld-ML1-reach-Steps50-v0")
+@pytest.mark.parametrize(
+    "env_id, steps", [("MetaWorld-ML1-reach-Steps50-v0", 50), ("MetaWorld-ML1-reach-Steps40-NoPuck-v0", 40)]
+)
+def test_metaworld_reach_short_attempts_are_three_attempts_of_their_steps(env_id, steps):
+    env = gym.make(f"envs:{env_id}")
     obs, _ = env.reset(seed=0)
     flags, term = [], False
-    for t in range(150):
+    for t in range(3 * steps):
         assert not term, f"the rollout ended early, at step {t}"
         obs, r, term, trunc, info = env.step(env.action_space.sample())
         flags.append(obs[-2])
-    assert term and not trunc and [t + 1 for t, f in enumerate(flags) if f == 1] == [50, 100, 150]
-    # 50 steps are enough: a hand driven straight at the (hidden) goal reaches it in every attempt
+    assert term and not trunc and [t + 1 for t, f in enumerate(flags) if f == 1] == [steps, 2 * steps, 3 * steps]
+    assert env.observation_space.shape == ((8 if "NoPuck" in env_id else 36) + 2,)  # NoPuck: hand and gripper only
+    # a hand driven straight at the (hidden) goal reaches it in every attempt at these seeds' goals (at 40 steps,
+    # 49 of the 50 train goals are in reach)
     inner = env.unwrapped.env
     for seed in range(3):
         obs, _ = env.reset(seed=seed)
-        for _ in range(150):
+        for _ in range(3 * steps):
             obs, r, term, trunc, info = env.step(np.append(np.clip((inner.goal - obs[:3]) * 100, -1, 1), 0))
         assert term and [info[f"{P} attempt {i} success"] for i in range(3)] == [1.0, 1.0, 1.0]
 

@@ -44,11 +44,6 @@ from common.scale import load_weights  # noqa: E402
 from envs.kshot import KShot  # noqa: E402
 from envs.metaworld_env import MetaWorldTasks  # noqa: E402
 
-READS = {  # the env ids it reads: their attempts' length
-    "MetaWorld-ML1-reach-Steps50-v0": 50,
-    "MetaWorld-ML1-reach-Steps50-NoPuck-v0": 50,
-    "MetaWorld-ML1-reach-Steps40-NoPuck-v0": 40,
-}
 PUCK = [4, 5, 22, 23]  # the puck's x, y now and a step earlier in the full observation (its z never changes)
 
 
@@ -166,9 +161,11 @@ def main():
     mod = importlib.import_module(Path(saved.get("exp_name", "amago_agent")).stem)
     args = restore_flags(tyro.cli(mod.Args, args=[]), run_dir, [])
     env_id = resolve_env_id(args.env_id)
-    if env_id not in READS:
-        sys.exit(f"{run_dir} trained on {env_id}: this probe reads ML1 reach runs on " + ", ".join(READS))
-    hide, steps = "NoPuck" in env_id, READS[env_id]
+    spec = gym.registry[env_id]  # registered by resolve_env_id's import of the id's module
+    kw = spec.kwargs if spec.entry_point == "envs.metaworld_env:MetaWorld" else {}
+    if kw.get("name") != "reach-v3" or kw.get("split", "train") != "train" or kw.get("max_steps", 500) > 50:
+        sys.exit(f"{run_dir} trained on {env_id}: this probe reads ML1 reach runs on its train goals in short attempts")
+    hide, steps = kw.get("hide_objects", False), kw["max_steps"]
     probes = ["same", "swapped", "test"] if hide else ["same", "fixed_puck", "swapped", "test"]
     for probe in probes:
         split = "test" if probe == "test" else "train"

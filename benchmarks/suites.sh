@@ -86,9 +86,8 @@ metaworld_reach50_lite_cpu)  # as metaworld_reach50_cpu with a 2.6x cheaper upda
 metaworld_reach50_nopuck_cpu|metaworld_reach40_nopuck_cpu)  # as metaworld_reach50_lite_cpu without the puck in the
   # observation, so search finds the goal; reach40: 40-step attempts (a straight drive reaches 49 of the 50 train goals,
   # a search of the rewards 32), 100 min, evals of 64 rollouts every 10 epochs
-  steps=${SUITE:15:2}  # 50 or 40
-  if [ "$steps" = 50 ]; then minutes=110 evals="--eval-interval 5 --eval-episodes 32"
-  else minutes=100 evals="--eval-interval 10 --eval-episodes 64"; fi
+  if [ "$SUITE" = metaworld_reach50_nopuck_cpu ]; then steps=50 minutes=110 evals="--eval-interval 5 --eval-episodes 32"
+  else steps=40 minutes=100 evals="--eval-interval 10 --eval-episodes 64"; fi
   baseline suites_$SUITE envs:MetaWorld-ML1-reach-Steps$steps-NoPuck-v0 --episodes 256
   for seed in ${SEEDS:-1 2}; do
     cpu suites_$SUITE suites_${SUITE}_s$seed $minutes --collectors 1 -- \

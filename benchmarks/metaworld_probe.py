@@ -16,11 +16,14 @@ versions of its own env (ML1 reach, 3 attempts; `MetaWorld-ML1-reach-Steps50-v0`
 Every probe plays the same number of rollouts from the same eval seed. Prints success and return per attempt for
 each probe and policy, and ends with one line `RESULT {json}`, also written to --record.
 
---ceiling plays one attempt (`--steps`, 50) at each of the 50 train goals with two hand-written controllers: `straight`
-knows the goal and drives the hand at it, (goal - hand) * 100 clipped to [-1, 1]; `search` knows only this
+--ceiling plays one attempt (`--steps`, 50) at each of the 50 train goals with three hand-written controllers:
+`straight` knows the goal and drives the hand at it, (goal - hand) * 100 clipped to [-1, 1]; `search` knows only this
 attempt's rewards: it moves along x, y and z for a step each, then along the least-squares fit of the last 4 steps'
 reward changes to the hand's moves (Meta-World's reward rises as the hand nears the goal), and holds still once the
-reward is above 9.5 (of 10). Prints success, steps to success and return for each.
+reward is above 9.5 (of 10); `steer` knows only this attempt's rewards too, and uses the goals' layout: every train
+goal lies 20-30 cm from the hand along +y, at most 10 cm along x and 14 cm along z, and the action moves each axis by
+at most a step's reach, so it drives +y at full speed while the fitted reward rises along it and steers x and z by the
+fit. Prints success, steps to success and return for each.
 """
 
 import argparse
@@ -100,35 +103,63 @@ class Probe(KShot):
         return self.probe
 
 
+# --ceiling's hand-written controllers: (hand positions so far (t+1, 3), rewards so far (t,), goal (3,)) -> the
+# hand's move (3,); only `straight` reads the goal
+def straight(hands, rewards, goal):
+    return np.clip((goal - hands[-1]) * 100, -1, 1)
+
+
+def fit(hands, rewards):  # the reward's gradient: least squares of the last 4 steps' reward changes to the moves
+    moves, gains = np.diff(hands[1:], axis=0)[-4:], np.diff(rewards)[-4:]  # (4, 3), (4,)
+    return np.linalg.lstsq(moves, gains, rcond=None)[0]  # (3,)
+
+
+def search(hands, rewards, goal):
+    t = len(rewards)
+    if t < 3:
+        return np.eye(3)[t]
+    w = fit(hands, rewards)
+    if rewards[-1] > 9.5 or not np.abs(w).max() > 0:
+        return np.zeros(3)
+    return w / np.abs(w).max()
+
+
+def steer(hands, rewards, goal):
+    t = len(rewards)
+    if t < 3:  # probes that all move along +y, where every train goal lies farthest from the hand
+        return np.array([(1.0, 1.0, 1.0), (-1.0, 1.0, -1.0), (1.0, 1.0, -1.0)][t])
+    w = fit(hands, rewards)
+    a = np.clip(w / np.abs(w).max() * 4, -1, 1) if np.abs(w).max() > 0 else np.zeros(3)
+    if w[1] > 0:  # the action is clipped per axis: y at full speed costs x and z nothing
+        a[1] = 1.0
+    return a
+
+
+CONTROLLERS = {"straight": straight, "search": search, "steer": steer}
+
+
+def attempt(env, policy, hide_goal=False):
+    """One attempt of env (a MetaWorldTasks at its task) -> (the step of first success or None, return). hide_goal:
+    the policy gets NaN for the goal."""
+    obs, _ = env.reset()
+    goal = np.full(3, np.nan) if hide_goal else env.goal
+    hands, rewards, first = [obs[:3]], [], None
+    for t in range(env.max_steps):
+        obs, r, _, _, info = env.step(np.append(policy(np.array(hands), np.array(rewards), goal), 0.0))
+        hands.append(obs[:3])
+        rewards.append(r)
+        first = t + 1 if first is None and info["success"] else first
+    return first, float(np.sum(rewards))
+
+
 def ceiling(steps, record):
     env = MetaWorldTasks("reach-v3", "train", steps)
-
-    def straight(hands, rewards, goal):
-        return np.clip((goal - hands[-1]) * 100, -1, 1)
-
-    def search(hands, rewards, goal):
-        t = len(rewards)
-        if t < 3:
-            return np.eye(3)[t]
-        moves, gains = np.diff(hands[1:], axis=0)[-4:], np.diff(rewards)[-4:]  # (4, 3), (4,)
-        w = np.linalg.lstsq(moves, gains, rcond=None)[0]
-        if rewards[-1] > 9.5 or not np.abs(w).max() > 0:
-            return np.zeros(3)
-        return w / np.abs(w).max()
-
     result = {}
-    for name, policy in (("straight", straight), ("search", search)):
+    for name, policy in CONTROLLERS.items():
         reached, rets = [], []
         for task in env.tasks["reach-v3"]:
             env.env.set_task(task)
-            obs, _ = env.reset()
-            hands, rewards, first, ret = [obs[:3]], [], None, 0.0
-            for t in range(steps):
-                obs, r, _, _, info = env.step(np.append(policy(hands, rewards, env.goal), 0.0))
-                hands.append(obs[:3])
-                rewards.append(r)
-                ret += r
-                first = t + 1 if first is None and info["success"] else first
+            first, ret = attempt(env, policy)
             reached.append(first)
             rets.append(ret)
         hit = [s for s in reached if s is not None]  # steps to success of the goals reached
@@ -143,7 +174,7 @@ def ceiling(steps, record):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--ceiling", action="store_true", help="only the two hand-written controllers, no run")
+    p.add_argument("--ceiling", action="store_true", help="only the hand-written controllers, no run")
     p.add_argument("--run-dir", default=None, help="a run's folder: runs/<run> with checkpoint.pt and flags.json")
     p.add_argument("--load-from", default=None, help="weights (default <run-dir>/checkpoint.pt)")
     p.add_argument("--episodes", type=int, default=64, help="rollouts (of 3 attempts) per probe and policy")

@@ -13,6 +13,7 @@
 #         metaworld_reach50_lite_cpu  the same with 2 critics and one discount: a 2.6x cheaper update, 2.7x the updates
 #         metaworld_reach50_nopuck_cpu  the same without the puck in the observation (it names each train goal)
 #         metaworld_reach40_nopuck_cpu  the same in 40-step attempts, 100 min, evals of 64 rollouts every 10 epochs
+#         metaworld_reach30_nopuck_cpu  the same in 30-step attempts, 90 min
 #         xland_cpu             XLand-MiniGrid trivial 9x9 (a hidden goal object, 4 attempts), 32 jax actors,
 #                               2 seeds x 30 min
 #         budget                what the CPU cannot do: one core's update and acting speed at the GPU commands'
@@ -83,11 +84,13 @@ metaworld_reach50_lite_cpu)  # as metaworld_reach50_cpu with a 2.6x cheaper upda
       --eval-interval 5 --eval-episodes 32 --eval-sampled-too --batches-per-epoch 200 --seed $seed &
   done
   wait ;;
-metaworld_reach50_nopuck_cpu|metaworld_reach40_nopuck_cpu)  # as metaworld_reach50_lite_cpu without the puck in the
-  # observation, so search finds the goal; reach40: 40-step attempts (a straight drive reaches 49 of the 50 train goals,
-  # a search of the rewards 32), 100 min, evals of 64 rollouts every 10 epochs
+metaworld_reach50_nopuck_cpu|metaworld_reach40_nopuck_cpu|metaworld_reach30_nopuck_cpu)  # as metaworld_reach50_lite_cpu
+  # without the puck in the observation, so search finds the goal; reach40: 40-step attempts (a straight drive reaches
+  # 49 of the 50 train goals, a search of the rewards 32), 100 min, evals of 64 rollouts every 10 epochs; reach30:
+  # 30-step attempts (a straight drive reaches 21 of the 50, the search 6), 90 min
   if [ "$SUITE" = metaworld_reach50_nopuck_cpu ]; then steps=50 minutes=110 evals="--eval-interval 5 --eval-episodes 32"
-  else steps=40 minutes=100 evals="--eval-interval 10 --eval-episodes 64"; fi
+  elif [ "$SUITE" = metaworld_reach40_nopuck_cpu ]; then steps=40 minutes=100 evals="--eval-interval 10 --eval-episodes 64"
+  else steps=30 minutes=90 evals="--eval-interval 10 --eval-episodes 64"; fi
   baseline suites_$SUITE envs:MetaWorld-ML1-reach-Steps$steps-NoPuck-v0 --episodes 256
   for seed in ${SEEDS:-1 2}; do
     cpu suites_$SUITE suites_${SUITE}_s$seed $minutes --collectors 1 -- \
@@ -159,6 +162,6 @@ dmc)  # cheetah run, 1,000-step episodes
     --env-id envs:DMC-cheetah-run-v0 --traj-encoder transformer --max-seq-len 64 --num-envs 16 \
     --total-timesteps 3000000 --eps-anneal-steps 18750 --eval-interval 10 --eval-episodes 16 \
     --batches-per-epoch 200 --eps-revisit-power 0 ;;
-*) echo "SUITE must be one of: atari_qbert_cpu babyai_easy dmc_cheetah_cpu metaworld_reach_cpu metaworld_reach50_cpu metaworld_reach50_lite_cpu metaworld_reach50_nopuck_cpu metaworld_reach40_nopuck_cpu xland_cpu budget smoke (CPU), metaworld babyai atari \
+*) echo "SUITE must be one of: atari_qbert_cpu babyai_easy dmc_cheetah_cpu metaworld_reach_cpu metaworld_reach50_cpu metaworld_reach50_lite_cpu metaworld_reach50_nopuck_cpu metaworld_reach40_nopuck_cpu metaworld_reach30_nopuck_cpu xland_cpu budget smoke (CPU), metaworld babyai atari \
 procgen xland dmc (GPU), got '${SUITE:-}'" >&2; exit 2 ;;
 esac

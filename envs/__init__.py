@@ -90,8 +90,9 @@ _ENVS["MetaWorld-ML1-reach-Steps50-v0"] = ("envs.metaworld_env:MetaWorld", {"nam
 # ... and with the puck left out of the observation (the hand and gripper only): each of ML1's 50 train goals comes
 # with its own puck position, so the puck names the goal from the first step; without it, only search finds the goal.
 # Steps40: a hand driven straight at the goal reaches 49 of the 50 train goals in 40 steps, a search of this
-# attempt's rewards 32 (benchmarks/metaworld_probe.py --ceiling --steps 40), so remembering the goal is worth more
-for _steps in (50, 40):
+# attempt's rewards 32 (benchmarks/metaworld_probe.py --ceiling --steps 40), so remembering the goal is worth more;
+# Steps30: 21 of the 50 in reach of a straight drive, 6 of that search, 11 of one that drives +y at full speed
+for _steps in (50, 40, 30):
     for _split in ("train", "test"):
         _name = f"MetaWorld-ML1-reach-Steps{_steps}-NoPuck" + ("-Test" if _split == "test" else "")
         _ENVS[f"{_name}-v0"] = (

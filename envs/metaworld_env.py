@@ -8,9 +8,9 @@ showcase (the reference: amago/envs/builtin/metaworld_ml.py).
   goal is never in the observation (Meta-World's partially observable ML setting): the agent finds it by trying.
 - every rollout draws a task (family, then goal), and the agent gets k attempts of `max_steps` steps at it (500;
   `MetaWorld-ML1-reach-Steps50-v0`: 50, so its 3 attempts fit a 150-step context; `…-Steps40-NoPuck-v0`: 40;
-  envs/kshot.py: Meta-World's 39-dim observation less its 3 goal slots, which the ML setting zeroes, + the soft
-  reset flag and attempt index; the rollout is terminated after the k-th attempt). Rewards are Meta-World's dense
-  shaped ones.
+  `…-Steps30-NoPuck-v0`: 30; envs/kshot.py: Meta-World's 39-dim observation less its 3 goal slots, which the ML setting
+  zeroes, + the soft reset flag and attempt index; the rollout is terminated after the k-th attempt). Rewards are
+  Meta-World's dense shaped ones.
 - `hide_objects=True` (`MetaWorld-ML1-reach-Steps50-NoPuck-v0`) observes the hand and gripper only, now and a step
   earlier (8 dims). For reach the puck is scenery, but each task places it anew: ML1's 50 train goals come with 50
   puck positions, so a network can learn the goal of each puck position and reach it from the first step, with no

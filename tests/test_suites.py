@@ -104,7 +104,12 @@ def test_metaworld_ml1_goal_changes_between_tasks_not_between_attempts():
 
 @needs("metaworld")
 @pytest.mark.parametrize(
-    "env_id, steps", [("MetaWorld-ML1-reach-Steps50-v0", 50), ("MetaWorld-ML1-reach-Steps40-NoPuck-v0", 40)]
+    "env_id, steps",
+    [
+        ("MetaWorld-ML1-reach-Steps50-v0", 50),
+        ("MetaWorld-ML1-reach-Steps40-NoPuck-v0", 40),
+        ("MetaWorld-ML1-reach-Steps30-NoPuck-v0", 30),
+    ],
 )
 def test_metaworld_reach_short_attempts_are_three_attempts_of_their_steps(env_id, steps):
     env = gym.make(f"envs:{env_id}")
@@ -116,14 +121,18 @@ def test_metaworld_reach_short_attempts_are_three_attempts_of_their_steps(env_id
         flags.append(obs[-2])
     assert term and not trunc and [t + 1 for t, f in enumerate(flags) if f == 1] == [steps, 2 * steps, 3 * steps]
     assert env.observation_space.shape == ((8 if "NoPuck" in env_id else 36) + 2,)  # NoPuck: hand and gripper only
-    # a hand driven straight at the (hidden) goal reaches it in every attempt at these seeds' goals (at 40 steps,
-    # 49 of the 50 train goals are in reach)
-    inner = env.unwrapped.env
+    # a hand driven straight at the (hidden) goal: every attempt starts it alike at the same goal, so all three
+    # attempts end alike; at 40 and 50 steps they reach it at these seeds' goals (at 40, 49 of the 50 train goals are
+    # in reach; at 30, 21)
+    inner, outcomes = env.unwrapped.env, []
     for seed in range(3):
         obs, _ = env.reset(seed=seed)
         for _ in range(3 * steps):
             obs, r, term, trunc, info = env.step(np.append(np.clip((inner.goal - obs[:3]) * 100, -1, 1), 0))
-        assert term and [info[f"{P} attempt {i} success"] for i in range(3)] == [1.0, 1.0, 1.0]
+        success = [info[f"{P} attempt {i} success"] for i in range(3)]
+        assert term and success in ([1.0] * 3, [0.0] * 3), success
+        outcomes.append(success[0])
+    assert steps < 40 or outcomes == [1.0] * 3
 
 
 @needs("metaworld")

@@ -5,7 +5,7 @@
 
 Loads runs/<run>/checkpoint.pt with the run's saved flags (flags.json) and evaluates it, greedy and sampled, on
 versions of its own env (ML1 reach, 3 attempts; `MetaWorld-ML1-reach-Steps50-v0`, its `-NoPuck-` version, or
-`MetaWorld-ML1-reach-Steps40-NoPuck-v0`):
+`MetaWorld-ML1-reach-Steps{40,30}-NoPuck-v0`):
 - same: the env it trained on.
 - fixed_puck (full observation only): the puck's x, y held at the 50 train tasks' mean, so the observation no
   longer names the task; the agent has its search and what it saw in earlier attempts.
@@ -21,13 +21,16 @@ each probe and policy, and ends with one line `RESULT {json}`, also written to -
 attempt's rewards: it moves along x, y and z for a step each, then along the least-squares fit of the last 4 steps'
 reward changes to the hand's moves (Meta-World's reward rises as the hand nears the goal), and holds still once the
 reward is above 9.5 (of 10); `steer` knows only this attempt's rewards too, and uses the goals' layout: every train
-goal lies 20-30 cm from the hand along +y, at most 10 cm along x and 14 cm along z, and the action moves each axis by
-at most a step's reach, so it drives +y at full speed while the fitted reward rises along it and steers x and z by the
-fit. Prints success, steps to success and return for each.
+goal lies 20-30 cm from the hand along +y, at most 10 cm along x and about 14 cm along z, and the action moves each
+axis by at most a step's reach, so it drives +y at full speed while the fitted reward rises along it and steers x and z
+by the fit. Each plays with the gripper action held at 0 (the fingers as they start) and at 1 (`_closed`): Meta-World
+measures the reach from the point between the fingers, which closing them moves. Prints success, steps to success and
+return for each.
 """
 
 import argparse
 import importlib
+import itertools
 import json
 import sys
 import time
@@ -128,7 +131,7 @@ def steer(hands, rewards, goal):
     t = len(rewards)
     if t < 3:  # probes that all move along +y, where every train goal lies farthest from the hand
         return np.array([(1.0, 1.0, 1.0), (-1.0, 1.0, -1.0), (1.0, 1.0, -1.0)][t])
-    w = fit(hands, rewards)
+    w = fit(hands, rewards)  # a fit of exactly 0 (no reward change in 4 steps) stops the hand
     a = np.clip(w / np.abs(w).max() * 4, -1, 1) if np.abs(w).max() > 0 else np.zeros(3)
     if w[1] > 0:  # the action is clipped per axis: y at full speed costs x and z nothing
         a[1] = 1.0
@@ -138,14 +141,14 @@ def steer(hands, rewards, goal):
 CONTROLLERS = {"straight": straight, "search": search, "steer": steer}
 
 
-def attempt(env, policy, hide_goal=False):
-    """One attempt of env (a MetaWorldTasks at its task) -> (the step of first success or None, return). hide_goal:
-    the policy gets NaN for the goal."""
+def attempt(env, policy, gripper=0.0, hide_goal=False):
+    """One attempt of env (a MetaWorldTasks at its task) -> (the step of first success or None, return). gripper: the
+    fingers' action, held (0: as they start, 1: closed); hide_goal: the policy gets NaN for the goal."""
     obs, _ = env.reset()
     goal = np.full(3, np.nan) if hide_goal else env.goal
     hands, rewards, first = [obs[:3]], [], None
     for t in range(env.max_steps):
-        obs, r, _, _, info = env.step(np.append(policy(np.array(hands), np.array(rewards), goal), 0.0))
+        obs, r, _, _, info = env.step(np.append(policy(np.array(hands), np.array(rewards), goal), gripper))
         hands.append(obs[:3])
         rewards.append(r)
         first = t + 1 if first is None and info["success"] else first
@@ -155,11 +158,12 @@ def attempt(env, policy, hide_goal=False):
 def ceiling(steps, record):
     env = MetaWorldTasks("reach-v3", "train", steps)
     result = {}
-    for name, policy in CONTROLLERS.items():
+    for (name, policy), gripper in itertools.product(CONTROLLERS.items(), (0.0, 1.0)):
+        name = name if gripper == 0 else f"{name}_closed"
         reached, rets = [], []
         for task in env.tasks["reach-v3"]:
             env.env.set_task(task)
-            first, ret = attempt(env, policy)
+            first, ret = attempt(env, policy, gripper)
             reached.append(first)
             rets.append(ret)
         hit = [s for s in reached if s is not None]  # steps to success of the goals reached
@@ -168,7 +172,7 @@ def ceiling(steps, record):
             "steps_to_success": [min(hit), max(hit)] if hit else None,
             "return": round(float(np.mean(rets)), 1),
         }
-        print(f"{name:>8}: {json.dumps(result[name])}", flush=True)
+        print(f"{name:>15}: {json.dumps(result[name])}", flush=True)
     print_result({"steps": steps, **result}, record)
 
 

@@ -1,7 +1,7 @@
 """Where a Meta-World reach agent finds its goal: in the observation (the puck), or in the attempts before.
 
     OMP_NUM_THREADS=1 python benchmarks/metaworld_probe.py --run-dir benchmarks/out/NAME/runs/NAME --episodes 64
-    python benchmarks/metaworld_probe.py --ceiling [--steps 40]   # what knowing the goal is worth, without an agent
+    python benchmarks/metaworld_probe.py --ceiling [--steps 40]   # what hand-written controllers reach, no agent
 
 Loads runs/<run>/checkpoint.pt with the run's saved flags (flags.json) and evaluates it, greedy and sampled, on
 versions of its own env (ML1 reach, 3 attempts; `MetaWorld-ML1-reach-Steps50-v0`, its `-NoPuck-` version, or
@@ -16,16 +16,16 @@ versions of its own env (ML1 reach, 3 attempts; `MetaWorld-ML1-reach-Steps50-v0`
 Every probe plays the same number of rollouts from the same eval seed. Prints success and return per attempt for
 each probe and policy, and ends with one line `RESULT {json}`, also written to --record.
 
---ceiling plays one attempt (`--steps`, 50) at each of the 50 train goals with three hand-written controllers:
+--ceiling plays one attempt (`--steps`, 50) at each of the 50 train goals with four hand-written controllers:
 `straight` knows the goal and drives the hand at it, (goal - hand) * 100 clipped to [-1, 1]; `search` knows only this
 attempt's rewards: it moves along x, y and z for a step each, then along the least-squares fit of the last 4 steps'
 reward changes to the hand's moves (Meta-World's reward rises as the hand nears the goal), and holds still once the
 reward is above 9.5 (of 10); `steer` knows only this attempt's rewards too, and uses the goals' layout: every train
 goal lies 20-30 cm from the hand along +y, at most 10 cm along x and about 14 cm along z, and the action moves each
 axis by at most a step's reach, so it drives +y at full speed while the fitted reward rises along it and steers x and z
-by the fit. Each plays with the gripper action held at 0 (the fingers as they start) and at 1 (`_closed`): Meta-World
-measures the reach from the point between the fingers, which closing them moves. Prints success, steps to success and
-return for each.
+by the fit; `aim` is `straight` aimed at the point between the fingers, from which Meta-World measures the reach (the
+observed hand is the hand's body, about 4.5 cm away). Each plays with the gripper action held at 0 (the fingers as they
+start) and at 1 (`_closed`). Prints success, steps to success and return for each.
 """
 
 import argparse
@@ -155,10 +155,16 @@ def attempt(env, policy, gripper=0.0, hide_goal=False):
     return first, float(np.sum(rewards))
 
 
+def aim(env):
+    """`straight` at the point between the fingers (`tcp_center`), from which Meta-World measures the reach: the
+    observed hand is the hand's body, about 4.5 cm from that point."""
+    return lambda hands, rewards, goal: straight(hands, rewards, goal - (env.env.tcp_center - hands[-1]))
+
+
 def ceiling(steps, record):
     env = MetaWorldTasks("reach-v3", "train", steps)
     result = {}
-    for (name, policy), gripper in itertools.product(CONTROLLERS.items(), (0.0, 1.0)):
+    for (name, policy), gripper in itertools.product({**CONTROLLERS, "aim": aim(env)}.items(), (0.0, 1.0)):
         name = name if gripper == 0 else f"{name}_closed"
         reached, rets = [], []
         for task in env.tasks["reach-v3"]:

@@ -368,19 +368,21 @@ def test_metaworld_probe_swaps_only_the_first_attempts_goal_and_holds_only_the_p
 def test_metaworld_ceiling_searches_move_by_the_rewards_alone():
     """--ceiling's `search` and `steer` play the same attempt with the goal hidden (NaN): they read only the hand and
     this attempt's rewards. In 30-step attempts over the 50 train goals, the drive that knows the goal reaches the
-    most, more with the fingers closed, and `steer` (+y at full speed) more than `search`."""
-    from metaworld_probe import attempt, search, steer, straight
+    most when aimed at the point between the fingers (`aim`), less when aimed at the hand, fingers closed or not, and
+    `steer` (+y at full speed) more than `search`."""
+    from metaworld_probe import aim, attempt, search, steer, straight
 
     from envs.metaworld_env import MetaWorldTasks
 
     env = MetaWorldTasks("reach-v3", "train", 30)
-    reached = {"closed": 0, straight: 0, steer: 0, search: 0}
+    reached = {"aim": 0, "closed": 0, straight: 0, steer: 0, search: 0}
     for i, task in enumerate(env.tasks["reach-v3"]):
         env.env.set_task(task)
+        reached["aim"] += attempt(env, aim(env))[0] is not None
         reached["closed"] += attempt(env, straight, gripper=1.0)[0] is not None
         for policy in (straight, steer, search):
             first, ret = attempt(env, policy)
             reached[policy] += first is not None
             if policy is not straight and i < 5:
                 assert attempt(env, policy, hide_goal=True) == (first, ret)
-    assert reached["closed"] > reached[straight] > reached[steer] > reached[search] > 0, reached
+    assert reached["aim"] > reached["closed"] > reached[straight] > reached[steer] > reached[search] > 0, reached

@@ -85,9 +85,9 @@ metaworld_reach50_lite_cpu)  # as metaworld_reach50_cpu with a 2.6x cheaper upda
   done
   wait ;;
 metaworld_reach50_nopuck_cpu|metaworld_reach40_nopuck_cpu|metaworld_reach30_nopuck_cpu)  # as metaworld_reach50_lite_cpu
-  # without the puck in the observation, so search finds the goal; reach40: 40-step attempts (a straight drive reaches
-  # 49 of the 50 train goals, a search of the rewards 32), 100 min, evals of 64 rollouts every 10 epochs; reach30:
-  # 30-step attempts (a straight drive reaches 21 of the 50, the search 6), 90 min
+  # without the puck in the observation, so search finds the goal; reach40: 40-step attempts (a drive aimed at the
+  # goal reaches all 50 train goals, a search of the rewards 32), 100 min, evals of 64 rollouts every 10 epochs;
+  # reach30: 30-step attempts (the aimed drive reaches 40 of the 50, the search 6), 90 min
   if [ "$SUITE" = metaworld_reach50_nopuck_cpu ]; then steps=50 minutes=110 evals="--eval-interval 5 --eval-episodes 32"
   elif [ "$SUITE" = metaworld_reach40_nopuck_cpu ]; then steps=40 minutes=100 evals="--eval-interval 10 --eval-episodes 64"
   else steps=30 minutes=90 evals="--eval-interval 10 --eval-episodes 64"; fi

@@ -89,9 +89,9 @@ for _task in ("reach", "push", "pick-place", "door-open", "drawer-close", "butto
 _ENVS["MetaWorld-ML1-reach-Steps50-v0"] = ("envs.metaworld_env:MetaWorld", {"name": "reach-v3", "max_steps": 50})
 # ... and with the puck left out of the observation (the hand and gripper only): each of ML1's 50 train goals comes
 # with its own puck position, so the puck names the goal from the first step; without it, only search finds the goal.
-# Steps40: a hand driven straight at the goal reaches 49 of the 50 train goals in 40 steps, a search of this
-# attempt's rewards 32 (benchmarks/metaworld_probe.py --ceiling --steps 40), so remembering the goal is worth more;
-# Steps30: 21 of the 50 in reach of a straight drive, 6 of that search, 11 of one that drives +y at full speed
+# Steps40 and Steps30: a drive aimed at the goal reaches all 50 train goals in 40 steps and 40 in 30, a search of
+# this attempt's rewards 32 and 6 (benchmarks/metaworld_probe.py --ceiling --steps N: `aim`, `search`), so
+# remembering the goal is worth more in shorter attempts
 for _steps in (50, 40, 30):
     for _split in ("train", "test"):
         _name = f"MetaWorld-ML1-reach-Steps{_steps}-NoPuck" + ("-Test" if _split == "test" else "")

@@ -1,11 +1,11 @@
 """Where a Meta-World reach agent finds its goal: in the observation (the puck), or in the attempts before.
 
     OMP_NUM_THREADS=1 python benchmarks/metaworld_probe.py --run-dir benchmarks/out/NAME/runs/NAME --episodes 64
-    python benchmarks/metaworld_probe.py --ceiling [--steps 40]   # what hand-written controllers reach, no agent
+    python benchmarks/metaworld_probe.py --ceiling [--steps 40] [--success-bonus 10]   # hand-written controllers
 
 Loads runs/<run>/checkpoint.pt with the run's saved flags (flags.json) and evaluates it, greedy and sampled, on
 versions of its own env (ML1 reach, 3 attempts; `MetaWorld-ML1-reach-Steps50-v0`, its `-NoPuck-` version, or
-`MetaWorld-ML1-reach-Steps{40,30}-NoPuck-v0`):
+`MetaWorld-ML1-reach-Steps{40,30}-NoPuck-v0`, `MetaWorld-ML1-reach-Steps30-NoPuck-Bonus-v0`):
 - same: the env it trained on.
 - fixed_puck (full observation only): the puck's x, y held at the 50 train tasks' mean, so the observation no
   longer names the task; the agent has its search and what it saw in earlier attempts.
@@ -56,11 +56,11 @@ PUCK = [4, 5, 22, 23]  # the puck's x, y now and a step earlier in the full obse
 class ProbeTasks(MetaWorldTasks):
     """ML1 reach in attempts of `steps`; `swap`: the first attempt at another goal; `fix_puck`: the puck's x, y held."""
 
-    def __init__(self, split, hide_objects, steps, swap=False, fix_puck=False):
+    def __init__(self, split, hide_objects, steps, swap=False, fix_puck=False, success_bonus=0.0):
         if fix_puck and hide_objects:
             raise ValueError("fix_puck needs the full observation: with hide_objects there is no puck to hold")
         self.swap, self.fix_puck, self.resets = swap, fix_puck, 0
-        super().__init__("reach-v3", split, steps, hide_objects)
+        super().__init__("reach-v3", split, steps, hide_objects, success_bonus)
         if fix_puck:
             firsts = []
             for task in self.tasks["reach-v3"]:
@@ -96,8 +96,9 @@ class ProbeTasks(MetaWorldTasks):
 
 
 class Probe(KShot):
-    def __init__(self, probe, split, hide_objects, steps):
-        tasks = ProbeTasks(split, hide_objects, steps, swap=probe == "swapped", fix_puck=probe == "fixed_puck")
+    def __init__(self, probe, split, hide_objects, steps, success_bonus=0.0):
+        swap, fix_puck = probe == "swapped", probe == "fixed_puck"
+        tasks = ProbeTasks(split, hide_objects, steps, swap, fix_puck, success_bonus)
         super().__init__(tasks, 3)
         self.probe = probe
 
@@ -161,8 +162,8 @@ def aim(env):
     return lambda hands, rewards, goal: straight(hands, rewards, goal - (env.env.tcp_center - hands[-1]))
 
 
-def ceiling(steps, record):
-    env = MetaWorldTasks("reach-v3", "train", steps)
+def ceiling(steps, record, success_bonus=0.0):
+    env = MetaWorldTasks("reach-v3", "train", steps, success_bonus=success_bonus)
     result = {}
     for (name, policy), gripper in itertools.product({**CONTROLLERS, "aim": aim(env)}.items(), (0.0, 1.0)):
         name = name if gripper == 0 else f"{name}_closed"
@@ -179,7 +180,7 @@ def ceiling(steps, record):
             "return": round(float(np.mean(rets)), 1),
         }
         print(f"{name:>15}: {json.dumps(result[name])}", flush=True)
-    print_result({"steps": steps, **result}, record)
+    print_result({"steps": steps, "success_bonus": success_bonus, **result}, record)
 
 
 def main():
@@ -190,13 +191,14 @@ def main():
     p.add_argument("--episodes", type=int, default=64, help="rollouts (of 3 attempts) per probe and policy")
     p.add_argument("--record", default=None, help="also write the RESULT to this JSON file")
     p.add_argument("--steps", type=int, default=None, help="--ceiling's attempt length (default 50)")
+    p.add_argument("--success-bonus", type=float, default=None, help="--ceiling's reward per step of success (0)")
     a = p.parse_args()
     if a.ceiling:
-        return ceiling(a.steps or 50, a.record)
+        return ceiling(a.steps or 50, a.record, a.success_bonus or 0.0)
     if a.run_dir is None:
         p.error("--run-dir is required (or --ceiling)")
-    if a.steps is not None:
-        p.error(f"--steps {a.steps} is --ceiling's attempt length; a run's probe plays its env's own")
+    if a.steps is not None or a.success_bonus is not None:
+        p.error("--steps and --success-bonus are --ceiling's; a run's probe plays its env's own")
     run_dir = Path(a.run_dir)
     saved = json.loads((run_dir / "flags.json").read_text())
     mod = importlib.import_module(Path(saved.get("exp_name", "amago_agent")).stem)
@@ -206,11 +208,13 @@ def main():
     kw = spec.kwargs if spec.entry_point == "envs.metaworld_env:MetaWorld" else {}
     if kw.get("name") != "reach-v3" or kw.get("split", "train") != "train" or kw.get("max_steps", 500) > 50:
         sys.exit(f"{run_dir} trained on {env_id}: this probe reads ML1 reach runs on its train goals in short attempts")
-    hide, steps = kw.get("hide_objects", False), kw["max_steps"]
+    hide, steps, bonus = kw.get("hide_objects", False), kw["max_steps"], kw.get("success_bonus", 0.0)
     probes = ["same", "swapped", "test"] if hide else ["same", "fixed_puck", "swapped", "test"]
     for probe in probes:
         split = "test" if probe == "test" else "train"
-        gym.register(f"Probe-{probe}-v0", entry_point=lambda probe=probe, split=split: Probe(probe, split, hide, steps))
+        gym.register(
+            f"Probe-{probe}-v0", entry_point=lambda probe=probe, split=split: Probe(probe, split, hide, steps, bonus)
+        )
     torch.manual_seed(args.seed)
     seed = args.seed + 10_000  # the eval seed of a run's evaluations
     result = {"run": run_dir.name, "env_id": env_id, "episodes": a.episodes}

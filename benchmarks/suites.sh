@@ -14,6 +14,7 @@
 #         metaworld_reach50_nopuck_cpu  the same without the puck in the observation (it names each train goal)
 #         metaworld_reach40_nopuck_cpu  the same in 40-step attempts, 100 min, evals of 64 rollouts every 10 epochs
 #         metaworld_reach30_nopuck_cpu  the same in 30-step attempts, 90 min
+#         metaworld_reach30_bonus_cpu   the same with +10 reward per step within the 5-cm success radius
 #         xland_cpu             XLand-MiniGrid trivial 9x9 (a hidden goal object, 4 attempts), 32 jax actors,
 #                               2 seeds x 30 min
 #         budget                what the CPU cannot do: one core's update and acting speed at the GPU commands'
@@ -84,17 +85,20 @@ metaworld_reach50_lite_cpu)  # as metaworld_reach50_cpu with a 2.6x cheaper upda
       --eval-interval 5 --eval-episodes 32 --eval-sampled-too --batches-per-epoch 200 --seed $seed &
   done
   wait ;;
-metaworld_reach50_nopuck_cpu|metaworld_reach40_nopuck_cpu|metaworld_reach30_nopuck_cpu)  # as metaworld_reach50_lite_cpu
-  # without the puck in the observation, so search finds the goal; reach40: 40-step attempts (a drive aimed at the
-  # goal reaches all 50 train goals, a search of the rewards 32), 100 min, evals of 64 rollouts every 10 epochs;
-  # reach30: 30-step attempts (the aimed drive reaches 40 of the 50, the search 6), 90 min
+metaworld_reach50_nopuck_cpu|metaworld_reach40_nopuck_cpu|metaworld_reach30_nopuck_cpu|metaworld_reach30_bonus_cpu)
+  # as metaworld_reach50_lite_cpu without the puck in the observation, so search finds the goal; reach40: 40-step
+  # attempts (a drive aimed at the goal reaches all 50 train goals, a search of the rewards 32), 100 min, evals of 64
+  # rollouts every 10 epochs; reach30: 30-step attempts (the aimed drive reaches 40 of the 50, the search 6), 90 min;
+  # reach30_bonus: the same with +10 reward per step within the 5-cm success radius
+  env=NoPuck
   if [ "$SUITE" = metaworld_reach50_nopuck_cpu ]; then steps=50 minutes=110 evals="--eval-interval 5 --eval-episodes 32"
   elif [ "$SUITE" = metaworld_reach40_nopuck_cpu ]; then steps=40 minutes=100 evals="--eval-interval 10 --eval-episodes 64"
   else steps=30 minutes=90 evals="--eval-interval 10 --eval-episodes 64"; fi
-  baseline suites_$SUITE envs:MetaWorld-ML1-reach-Steps$steps-NoPuck-v0 --episodes 256
+  if [ "$SUITE" = metaworld_reach30_bonus_cpu ]; then env=NoPuck-Bonus; fi
+  baseline suites_$SUITE envs:MetaWorld-ML1-reach-Steps$steps-$env-v0 --episodes 256
   for seed in ${SEEDS:-1 2}; do
     cpu suites_$SUITE suites_${SUITE}_s$seed $minutes --collectors 1 -- \
-      --env-id envs:MetaWorld-ML1-reach-Steps$steps-NoPuck-v0 --traj-encoder transformer --max-seq-len $((3 * steps)) \
+      --env-id envs:MetaWorld-ML1-reach-Steps$steps-$env-v0 --traj-encoder transformer --max-seq-len $((3 * steps)) \
       --gamma 0.99 --critic-hidden 64 --num-critics 2 --multigammas --total-timesteps 100000000 --eps-anneal-steps 3750 \
       $evals --eval-sampled-too --batches-per-epoch 200 --seed $seed &
   done
@@ -162,6 +166,6 @@ dmc)  # cheetah run, 1,000-step episodes
     --env-id envs:DMC-cheetah-run-v0 --traj-encoder transformer --max-seq-len 64 --num-envs 16 \
     --total-timesteps 3000000 --eps-anneal-steps 18750 --eval-interval 10 --eval-episodes 16 \
     --batches-per-epoch 200 --eps-revisit-power 0 ;;
-*) echo "SUITE must be one of: atari_qbert_cpu babyai_easy dmc_cheetah_cpu metaworld_reach_cpu metaworld_reach50_cpu metaworld_reach50_lite_cpu metaworld_reach50_nopuck_cpu metaworld_reach40_nopuck_cpu metaworld_reach30_nopuck_cpu xland_cpu budget smoke (CPU), metaworld babyai atari \
+*) echo "SUITE must be one of: atari_qbert_cpu babyai_easy dmc_cheetah_cpu metaworld_reach_cpu metaworld_reach50_cpu metaworld_reach50_lite_cpu metaworld_reach50_nopuck_cpu metaworld_reach40_nopuck_cpu metaworld_reach30_nopuck_cpu metaworld_reach30_bonus_cpu xland_cpu budget smoke (CPU), metaworld babyai atari \
 procgen xland dmc (GPU), got '${SUITE:-}'" >&2; exit 2 ;;
 esac

@@ -1,6 +1,7 @@
 """The benchmark suites (envs/: Meta-World, BabyAI, Atari, Procgen, XLand-MiniGrid, DM Control): gymnasium's env
 checker, seeding, each suite's defining rule, and a short run of both scripts on each."""
 
+import itertools
 import subprocess
 import sys
 from importlib.util import find_spec
@@ -134,6 +135,27 @@ def test_metaworld_reach_short_attempts_are_three_attempts_of_their_steps(env_id
         assert term and success in ([1.0] * 3, [0.0] * 3), success
         outcomes.append(success[0])
     assert steps < 40 or outcomes == [1.0] * 3
+
+
+@needs("metaworld")
+def test_metaworld_success_bonus_adds_to_the_steps_within_the_success_radius():
+    from envs.metaworld_env import MetaWorldTasks
+
+    kw = gym.registry["MetaWorld-ML1-reach-Steps30-NoPuck-Bonus-v0"].kwargs
+    plain_kw = gym.registry["MetaWorld-ML1-reach-Steps30-NoPuck-v0"].kwargs
+    assert kw == {**plain_kw, "success_bonus": 10.0}  # the same env but for the bonus
+    plain, bonus = MetaWorldTasks(**plain_kw), MetaWorldTasks(**kw)
+    rewards, within = {plain: [], bonus: []}, {plain: [], bonus: []}
+    for env, task in itertools.product((plain, bonus), plain.tasks["reach-v3"][:5]):
+        env.env.set_task(task)
+        env.reset()
+        for _ in range(30):  # driven at the point between the fingers, from which success is measured
+            r = env.step(np.append(np.clip((env.goal - env.env.tcp_center) * 100, -1, 1), 0))[1]
+            rewards[env].append(r)
+            within[env].append(float(np.linalg.norm(env.env.tcp_center - env.goal) <= 0.05))
+    hits = within[plain]
+    assert within[bonus] == hits and 0 < sum(hits) < len(hits)  # the same steps, some within the radius, some not
+    np.testing.assert_allclose(np.subtract(rewards[bonus], rewards[plain]), 10.0 * np.array(hits), atol=1e-9)
 
 
 @needs("metaworld")

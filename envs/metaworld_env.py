@@ -15,10 +15,11 @@ showcase (the reference: amago/envs/builtin/metaworld_ml.py).
   earlier (8 dims). For reach the puck is scenery, but each task places it anew: ML1's 50 train goals come with 50
   puck positions, so a network can learn the goal of each puck position and reach it from the first step, with no
   search and nothing to remember. On the test split such a lookup fails; without the puck, only search finds a goal.
-- `success_bonus=B` (`…-Steps30-NoPuck-Bonus-v0`: 10) adds B to each step's reward while the hand is within Meta-World's
-  5-cm success radius. reach's shaped reward is 10 inside that sphere and still 9.9 at 6 cm, 9.2 at 8 cm (its
-  tolerance falls off over the start-to-goal distance, 20-30 cm), so it pays almost nothing for success itself; the
-  bonus makes a step that succeeds worth twice one that comes close.
+- `success_bonus=B` (`…-Steps30-NoPuck-Bonus-v0`: 10) adds B to each step's reward while the point between the
+  fingers, from which Meta-World measures the reach, is within its 5-cm success radius. reach's shaped reward is 10
+  inside that sphere and still 9.8-9.9 at 6 cm, 8.4-9.3 at 8 cm (its tolerance falls off over the start-to-goal
+  distance, 21-33 cm over ML1's 50 train goals), so it pays almost nothing for success itself; the bonus makes a step
+  that succeeds worth twice one that comes close.
 - logging: the env's name is the task family's (`MetaWorld-reach-v3`), so eval metrics are split per family; at the
   rollout's end `f"{LOG_PREFIX} attempt {i} success"` (the attempt reached the goal at any step) and `... return`.
 - the benchmark's goal sets are built once per process with a fixed seed (ML10: ~8 s, ML45: ~30 s), so the train and
@@ -56,7 +57,12 @@ class MetaWorldTasks(gym.Env):
     metadata = {"render_modes": []}
 
     def __init__(
-        self, name="reach-v3", split="train", max_steps: int = 500, hide_objects: bool = False, success_bonus=0.0
+        self,
+        name: str = "reach-v3",
+        split: str = "train",
+        max_steps: int = 500,
+        hide_objects: bool = False,
+        success_bonus: float = 0.0,
     ):
         if split not in ("train", "test"):
             raise ValueError(f"split must be 'train' or 'test', got {split!r}")
@@ -100,7 +106,7 @@ class MetaWorldTasks(gym.Env):
 
     def step(self, action):
         obs, reward, terminated, truncated, info = self.env.step(np.asarray(action, np.float32))
-        reward += self.success_bonus * float(info["success"])  # this step's success: the hand within 5 cm of the goal
+        reward += self.success_bonus * float(info["success"])  # this step's success (within 5 cm)
         self.success = max(self.success, float(info["success"]))
         info = {"success": self.success}  # KShot logs it at the attempt's end: success at any step of the attempt
         return obs[self.keep].astype(np.float32), float(reward), bool(terminated), bool(truncated), info

@@ -99,8 +99,7 @@ for _steps in (50, 40, 30):
             "envs.metaworld_env:MetaWorld",
             {"name": "reach-v3", "split": _split, "max_steps": _steps, "hide_objects": True},
         )
-# ... with a success bonus: reach's shaped reward is 10 within the 5-cm success radius, 9.8-9.9 at 6 cm, so it barely
-# pays for success; +10 per step within the radius (envs/metaworld_env.py) makes the goal's exact place worth finding
+# ... with +10 reward per step within the 5-cm success radius (why: envs/metaworld_env.py, `success_bonus`)
 for _split in ("train", "test"):
     _ENVS["MetaWorld-ML1-reach-Steps30-NoPuck-Bonus" + ("-Test" if _split == "test" else "") + "-v0"] = (
         "envs.metaworld_env:MetaWorld",

@@ -153,9 +153,10 @@ def test_metaworld_success_bonus_adds_to_the_steps_within_the_success_radius():
         for _ in range(30):  # driven at the point between the fingers (success is measured there), and away again
             toward = np.clip((env.goal - env.env.tcp_center) * 100, -1, 1)
             r = env.step(np.append(toward if inside < 2 else -toward, 0))[1]
-            inside += np.linalg.norm(env.env.tcp_center - env.goal) <= 0.05
+            hit = float(np.linalg.norm(env.env.tcp_center - env.goal) <= 0.05)
+            inside += hit
             rewards[env].append(r)
-            within[env].append(float(np.linalg.norm(env.env.tcp_center - env.goal) <= 0.05))
+            within[env].append(hit)
     hits = within[plain]
     assert within[bonus] == hits and 0 < sum(hits) < len(hits)  # the same steps, some within the radius, some not
     left = [t for t in range(1, len(hits)) if hits[t - 1] and not hits[t] and t % 30]  # left it within an attempt

@@ -15,6 +15,8 @@
 #         metaworld_reach40_nopuck_cpu  the same in 40-step attempts, 100 min, evals of 64 rollouts every 10 epochs
 #         metaworld_reach30_nopuck_cpu  the same in 30-step attempts, 90 min
 #         metaworld_reach30_bonus_cpu   the same with +10 reward per step within the 5-cm success radius
+#         metaworld_reach30_bonus_anneal_cpu  the same for 180 epochs (120 min at most), the learning rate decayed
+#                               linearly to 0 at the last update: the last evals rate a nearly settled policy
 #         xland_cpu             XLand-MiniGrid trivial 9x9 (a hidden goal object, 4 attempts), 32 jax actors,
 #                               2 seeds x 30 min
 #         budget                what the CPU cannot do: one core's update and acting speed at the GPU commands'
@@ -103,6 +105,19 @@ metaworld_reach50_nopuck_cpu|metaworld_reach40_nopuck_cpu|metaworld_reach30_nopu
       $evals --eval-sampled-too --batches-per-epoch 200 --seed $seed &
   done
   wait ;;
+metaworld_reach30_bonus_anneal_cpu)  # as metaworld_reach30_bonus_cpu, with --anneal-lr over 180 learner epochs of 200
+  # updates; a collector epoch of 400 steps x 8 actors is the 3,200 env steps that run.py's cap (16 per update) lets
+  # it gather per learner epoch, so --total-timesteps 576000 ends the learner and its collector together; evals only
+  # every 10 epochs (--eval-minutes 0), so the last three rate the policy at 11%, 6% and 0% of the learning rate
+  baseline suites_$SUITE envs:MetaWorld-ML1-reach-Steps30-NoPuck-Bonus-v0 --episodes 256
+  for seed in ${SEEDS:-1 2}; do
+    cpu suites_$SUITE suites_${SUITE}_s$seed 120 --collectors 1 -- \
+      --env-id envs:MetaWorld-ML1-reach-Steps30-NoPuck-Bonus-v0 --traj-encoder transformer --max-seq-len 90 \
+      --gamma 0.99 --critic-hidden 64 --num-critics 2 --multigammas --total-timesteps 576000 --timesteps-per-epoch 400 \
+      --anneal-lr --eps-anneal-steps 3750 --eval-interval 10 --eval-minutes 0 --eval-episodes 64 --eval-sampled-too \
+      --batches-per-epoch 200 --seed $seed &
+  done
+  wait ;;
 xland_cpu)  # a learner + 1 collector (one core each), 2 seeds one after the other; sampled evals beside greedy
   baseline suites_xland_cpu envs:XLand-Trivial-R1-9x9-v0 --env-mode already_vectorized --num-envs 32 --episodes 256
   for seed in ${SEEDS:-1 2}; do
@@ -166,6 +181,6 @@ dmc)  # cheetah run, 1,000-step episodes
     --env-id envs:DMC-cheetah-run-v0 --traj-encoder transformer --max-seq-len 64 --num-envs 16 \
     --total-timesteps 3000000 --eps-anneal-steps 18750 --eval-interval 10 --eval-episodes 16 \
     --batches-per-epoch 200 --eps-revisit-power 0 ;;
-*) echo "SUITE must be one of: atari_qbert_cpu babyai_easy dmc_cheetah_cpu metaworld_reach_cpu metaworld_reach50_cpu metaworld_reach50_lite_cpu metaworld_reach50_nopuck_cpu metaworld_reach40_nopuck_cpu metaworld_reach30_nopuck_cpu metaworld_reach30_bonus_cpu xland_cpu budget smoke (CPU), metaworld babyai atari \
+*) echo "SUITE must be one of: atari_qbert_cpu babyai_easy dmc_cheetah_cpu metaworld_reach_cpu metaworld_reach50_cpu metaworld_reach50_lite_cpu metaworld_reach50_nopuck_cpu metaworld_reach40_nopuck_cpu metaworld_reach30_nopuck_cpu metaworld_reach30_bonus_cpu metaworld_reach30_bonus_anneal_cpu xland_cpu budget smoke (CPU), metaworld babyai atari \
 procgen xland dmc (GPU), got '${SUITE:-}'" >&2; exit 2 ;;
 esac

@@ -87,35 +87,30 @@ metaworld_reach50_lite_cpu)  # as metaworld_reach50_cpu with a 2.6x cheaper upda
       --eval-interval 5 --eval-episodes 32 --eval-sampled-too --batches-per-epoch 200 --seed $seed &
   done
   wait ;;
-metaworld_reach50_nopuck_cpu|metaworld_reach40_nopuck_cpu|metaworld_reach30_nopuck_cpu|metaworld_reach30_bonus_cpu)
+metaworld_reach50_nopuck_cpu|metaworld_reach40_nopuck_cpu|metaworld_reach30_nopuck_cpu|metaworld_reach30_bonus_cpu|\
+metaworld_reach30_bonus_anneal_cpu)
   # as metaworld_reach50_lite_cpu without the puck in the observation, so search finds the goal; reach40: 40-step
   # attempts (a drive aimed at the goal reaches all 50 train goals, a search of the rewards 32), 100 min, evals of 64
   # rollouts every 10 epochs; reach30: 30-step attempts (the aimed drive reaches 40 of the 50, the search 6), 90 min;
-  # reach30_bonus: the same with +10 reward per step within the 5-cm success radius
-  env=NoPuck
+  # reach30_bonus: the same with +10 reward per step within the 5-cm success radius; reach30_bonus_anneal: that with
+  # --anneal-lr over 180 learner epochs of 200 updates. A collector epoch of 400 steps x 8 actors is the 3,200 env steps
+  # that run.py's cap (16 per update) lets it gather per learner epoch, so --total-timesteps 576000 ends the learner and
+  # its collector together; evals only every 10 epochs (--eval-minutes 0): the last three at 11%, 6% and 0% of the rate
+  env=NoPuck budget="--total-timesteps 100000000"
   if [ "$SUITE" = metaworld_reach50_nopuck_cpu ]; then steps=50 minutes=110 evals="--eval-interval 5 --eval-episodes 32"
   elif [ "$SUITE" = metaworld_reach40_nopuck_cpu ]; then steps=40 minutes=100 evals="--eval-interval 10 --eval-episodes 64"
   else steps=30 minutes=90 evals="--eval-interval 10 --eval-episodes 64"; fi
   if [ "$SUITE" = metaworld_reach30_bonus_cpu ]; then env=NoPuck-Bonus; fi
+  if [ "$SUITE" = metaworld_reach30_bonus_anneal_cpu ]; then
+    env=NoPuck-Bonus minutes=120 budget="--total-timesteps 576000 --timesteps-per-epoch 400 --anneal-lr"
+    evals="--eval-interval 10 --eval-minutes 0 --eval-episodes 64"
+  fi
   baseline suites_$SUITE envs:MetaWorld-ML1-reach-Steps$steps-$env-v0 --episodes 256
   for seed in ${SEEDS:-1 2}; do
     cpu suites_$SUITE suites_${SUITE}_s$seed $minutes --collectors 1 -- \
       --env-id envs:MetaWorld-ML1-reach-Steps$steps-$env-v0 --traj-encoder transformer --max-seq-len $((3 * steps)) \
-      --gamma 0.99 --critic-hidden 64 --num-critics 2 --multigammas --total-timesteps 100000000 --eps-anneal-steps 3750 \
+      --gamma 0.99 --critic-hidden 64 --num-critics 2 --multigammas $budget --eps-anneal-steps 3750 \
       $evals --eval-sampled-too --batches-per-epoch 200 --seed $seed &
-  done
-  wait ;;
-metaworld_reach30_bonus_anneal_cpu)  # as metaworld_reach30_bonus_cpu, with --anneal-lr over 180 learner epochs of 200
-  # updates; a collector epoch of 400 steps x 8 actors is the 3,200 env steps that run.py's cap (16 per update) lets
-  # it gather per learner epoch, so --total-timesteps 576000 ends the learner and its collector together; evals only
-  # every 10 epochs (--eval-minutes 0), so the last three rate the policy at 11%, 6% and 0% of the learning rate
-  baseline suites_$SUITE envs:MetaWorld-ML1-reach-Steps30-NoPuck-Bonus-v0 --episodes 256
-  for seed in ${SEEDS:-1 2}; do
-    cpu suites_$SUITE suites_${SUITE}_s$seed 120 --collectors 1 -- \
-      --env-id envs:MetaWorld-ML1-reach-Steps30-NoPuck-Bonus-v0 --traj-encoder transformer --max-seq-len 90 \
-      --gamma 0.99 --critic-hidden 64 --num-critics 2 --multigammas --total-timesteps 576000 --timesteps-per-epoch 400 \
-      --anneal-lr --eps-anneal-steps 3750 --eval-interval 10 --eval-minutes 0 --eval-episodes 64 --eval-sampled-too \
-      --batches-per-epoch 200 --seed $seed &
   done
   wait ;;
 xland_cpu)  # a learner + 1 collector (one core each), 2 seeds one after the other; sampled evals beside greedy

@@ -57,15 +57,17 @@ resume_memory_task() {
   wait_all "${pids[@]}"
 }
 
-# run_memory_task_alone RECIPE TASK: seeds $SEEDS (default 1 2) one after another, each alone on the machine with
-# torch's default threads (a thread per core: a caller's OMP_NUM_THREADS is dropped), $MINUTES (60) each, as
-# RECIPE_TASK_alone_s<seed>
+# run_memory_task_alone RECIPE TASK [NAME_SUFFIX SCRIPT_FLAGS...]: seeds $SEEDS (default 1 2) one after another, each
+# alone on the machine with torch's default threads (a thread per core: a caller's OMP_NUM_THREADS is dropped),
+# $MINUTES (60) each, as RECIPE_TASK[NAME_SUFFIX]_alone_s<seed>
 run_memory_task_alone() {
-  local recipe=${TAG:-}$1 what=$2 flags target
+  local recipe=${TAG:-}$1 what=$2 suffix=${3:-} flags target
+  shift 2
+  [ $# -gt 0 ] && shift
   task_flags "$what"
   unset OMP_NUM_THREADS
   for seed in ${SEEDS:-1 2}; do
-    python benchmarks/run.py --minutes "${MINUTES:-60}" --recipe "$recipe" --name "${recipe}_${what}_alone_s$seed" \
-      ${OVERWRITE:+--overwrite} $target -- $flags --traj-encoder transformer --seed $seed
+    python benchmarks/run.py --minutes "${MINUTES:-60}" --recipe "$recipe" --name "${recipe}_${what}${suffix}_alone_s$seed" \
+      ${OVERWRITE:+--overwrite} $target -- $flags "$@" --traj-encoder transformer --seed $seed
   done
 }

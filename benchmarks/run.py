@@ -3,10 +3,11 @@
     python benchmarks/run.py --minutes 120 --recipe lunarlander --name lunarlander_transformer -- \
         --env-id LunarLander-v2 --traj-encoder transformer
 
-Everything after `--` goes to the script unchanged. Prints the eval curve (greedy eval return vs wall time),
-writes benchmarks/out/<name>/curve.csv, and ends with one line `RESULT {json}`. With --recipe, the curve and the
-RESULT also go to benchmarks/results/<recipe>/<name>.csv and .json; a run never replaces a recorded result unless
-given --overwrite, and its name must start with the recipe's (so each recipe only writes its own files).
+Everything after `--` goes to the script unchanged. Prints the eval curve (greedy eval return vs wall time), writes
+benchmarks/out/<name>/curve.csv, and ends with one line `RESULT {json}`. With --recipe, the curve and the RESULT also
+go to benchmarks/results/<recipe>/<name>.csv and .json; a run never replaces a recorded result unless given
+--overwrite, and its name must start with the recipe's (so each recipe only writes its own files). A SIGTERM to this
+process (`kill <pid>`) ends the run early as its budget would: the run saves its checkpoint, and what it ran is recorded.
 """
 
 import argparse
@@ -145,10 +146,9 @@ def main():
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     proc = subprocess.Popen(cmd, cwd=out, env=env, stdout=open(out / "stdout.log", "w"), stderr=subprocess.STDOUT)
 
-    def stop(signum, frame):  # stopped ourselves: stop the run too (it saves a checkpoint) and wait for it
+    def stop(signum, frame):  # stopped by hand (`kill`): stop the run too; it saves a checkpoint, then we record it
+        print("stopping: SIGTERM", flush=True)
         proc.terminate()
-        proc.wait()
-        sys.exit(128 + signum)
 
     signal.signal(signal.SIGTERM, stop)
     deadline, rc = start + a.minutes * 60, None

@@ -1,8 +1,10 @@
-"""benchmarks/ helpers: run.py's per-env curve of a multi-env run, and random_baseline.py's uniform-random policy."""
+"""benchmarks/ helpers: run.py's per-env curve of a multi-env run and its stops, and random_baseline.py's uniform-random
+policy."""
 
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -16,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from run import per_env_curve  # noqa: E402
 
-from common.logs import eval_curve  # noqa: E402
+from common.logs import eval_curve, read_scalars  # noqa: E402
 
 
 def test_per_env_curve_has_one_column_per_env_at_the_evals_all_envs_logged():
@@ -86,6 +88,37 @@ def test_run_py_records_nothing_when_the_run_fails():
     finally:
         shutil.rmtree(ROOT / "benchmarks/out" / name, ignore_errors=True)
         shutil.rmtree(recipe, ignore_errors=True)
+
+
+def test_run_py_stopped_by_sigterm_records_what_the_run_did():
+    """`kill <run.py>` mid-run ends it as its budget would: the script stops after its step with a checkpoint saved,
+    and run.py records the curve and the RESULT of what ran (it used to exit without recording)."""
+    recipe = f"test_sigterm_{os.getpid()}"
+    results, out = ROOT / "benchmarks/results" / recipe, ROOT / "benchmarks/out" / recipe
+    flags = ["--env-id", "CartPole-v0", "--timesteps-per-epoch", "25", "--eval-interval", "1", "--eval-episodes", "8"]
+    cmd = [sys.executable, "benchmarks/run.py", "--minutes", "10", "--recipe", recipe, "--name", recipe, "--", *flags]
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, env={**os.environ, "OMP_NUM_THREADS": "1"}, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        deadline = time.time() + 120
+        while not list(out.glob("runs/*/events.out.tfevents.*")) or "eval/return" not in read_scalars(
+            out / "runs" / recipe
+        ):
+            assert time.time() < deadline and proc.poll() is None, "no eval within 2 minutes"
+            time.sleep(1)
+        proc.send_signal(signal.SIGTERM)
+        stdout, _ = proc.communicate(timeout=120)
+        assert proc.returncode == 0 and "stopping: SIGTERM" in stdout
+        result = json.loads(stdout.splitlines()[-1].removeprefix("RESULT "))
+        assert result["wall_s"] < 120 and result["env_steps"] > 0 and result["exit_code"] in (0, -15, 143)
+        recorded = json.loads((results / f"{recipe}.json").read_text())
+        assert recorded["name"] == recipe and len((results / f"{recipe}.csv").read_text().splitlines()) > 1
+        assert (out / "runs" / recipe / "checkpoint.pt").exists()
+    finally:
+        proc.kill()
+        shutil.rmtree(results, ignore_errors=True)
+        shutil.rmtree(out, ignore_errors=True)
 
 
 def test_run_py_resume_from_continues_a_recorded_run_and_its_curve():

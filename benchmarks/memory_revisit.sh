@@ -9,9 +9,9 @@
 #        memory_revisit_<task>_s<seed>_resumed; SEEDS=2 for one of them)
 #        bash benchmarks/memory_revisit.sh popgym_countrecall alone    (each seed alone on the machine, torch's default
 #        threads, one after the other, as memory_revisit_<task>_alone_s<seed>)
-#        bash benchmarks/memory_revisit.sh popgym_countrecall ratio48_alone   (the same with --replay-ratio 48, a quarter
-#        of the default's replay, and --total-timesteps 4000000 so that the hour, not the default's 1M steps, ends it,
-#        as memory_revisit_<task>_ratio48_alone_s<seed>)
+#        bash benchmarks/memory_revisit.sh popgym_countrecall ratio48_alone   (the same with --replay-ratio 48, a
+#        quarter of the default's replay, and --total-timesteps 4000000 so that the hour, not the default's 1M steps,
+#        ends it, as memory_revisit_<task>_ratio48_alone_s<seed>)
 #        bash benchmarks/memory_revisit.sh tmaze_h500 greedy   (the defaults plus --train-greedy: argmax actions in the
 #        training rollouts, exploration on top, as memory_revisit_<task>_train_greedy_s<seed>)
 #        bash benchmarks/memory_revisit.sh tmaze_h500 greedy_floor   (the same plus --eps-floor 0.001, about 0.5 / the

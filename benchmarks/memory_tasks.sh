@@ -67,7 +67,8 @@ run_memory_task_alone() {
   task_flags "$what"
   unset OMP_NUM_THREADS
   for seed in ${SEEDS:-1 2}; do
-    python benchmarks/run.py --minutes "${MINUTES:-60}" --recipe "$recipe" --name "${recipe}_${what}${suffix}_alone_s$seed" \
-      ${OVERWRITE:+--overwrite} $target -- $flags "$@" --traj-encoder transformer --seed $seed
+    python benchmarks/run.py --minutes "${MINUTES:-60}" --recipe "$recipe" \
+      --name "${recipe}_${what}${suffix}_alone_s$seed" ${OVERWRITE:+--overwrite} $target -- $flags "$@" \
+      --traj-encoder transformer --seed $seed
   done
 }

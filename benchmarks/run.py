@@ -7,7 +7,7 @@ Everything after `--` goes to the script unchanged. Prints the eval curve (greed
 benchmarks/out/<name>/curve.csv, and ends with one line `RESULT {json}`. With --recipe, the curve and the RESULT also
 go to benchmarks/results/<recipe>/<name>.csv and .json; a run never replaces a recorded result unless given
 --overwrite, and its name must start with the recipe's (so each recipe only writes its own files). A SIGTERM to this
-process (`kill <pid>`) ends the run early as its budget would: the run saves its checkpoint, and what it ran is recorded.
+process (`kill <pid>`) ends the run early as its budget would: the run saves its checkpoint, and what ran is recorded.
 """
 
 import argparse

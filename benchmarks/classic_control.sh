@@ -17,9 +17,12 @@
 #                (OMP_NUM_THREADS unset: 2 here). --seed 1 is the default, so seed 1 is the command as typed.
 #   lunarlander_alone_log_eps  the same with --eps-scale-min 1e-3 (each episode's ε scale log-uniform in [1e-3, 1]),
 #                seed 1 (SEEDS), recorded under lunarlander_alone as lunarlander_alone_log_eps_transformer_s<seed>.
+#   lunarlander_alone_ratio48  the same with --replay-ratio 48 (50 updates per 800 env steps instead of 200), seeds
+#                1 and 2 (SEEDS), recorded under lunarlander_alone as lunarlander_alone_ratio48_transformer_s<seed>.
 # cartpole and pendulum stop at the first eval at or above the target (--stop-at-target); lunarlander runs 120 min.
 # A recipe never replaces its recorded results: OVERWRITE=1 does, TAG=check_ writes under another recipe name.
-# Usage: bash benchmarks/classic_control.sh [cartpole|pendulum|lunarlander|all|lunarlander_alone|lunarlander_alone_log_eps]
+# Usage: bash benchmarks/classic_control.sh [cartpole|pendulum|lunarlander|all|lunarlander_alone|lunarlander_alone_log_eps|
+#                                             lunarlander_alone_ratio48]
 #   MINUTES=2 TAG=check_ bash benchmarks/classic_control.sh pendulum     # a short check of the commands
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,10 +52,11 @@ fi
 if [[ $what == lunarlander || $what == all ]]; then
   run lunarlander lunarlander_transformer 120 --target 100 -- --env-id LunarLander-v2 --traj-encoder transformer
 fi
-if [[ $what == lunarlander_alone || $what == lunarlander_alone_log_eps ]]; then  # not in `all`: the machine to itself
+if [[ $what =~ ^lunarlander_alone(|_log_eps|_ratio48)$ ]]; then  # not in `all`: the machine to itself
   unset OMP_NUM_THREADS
   seeds=${SEEDS:-1 2} extra=""
   [[ $what == lunarlander_alone_log_eps ]] && seeds=${SEEDS:-1} extra="--eps-scale-min 1e-3"
+  [[ $what == lunarlander_alone_ratio48 ]] && extra="--replay-ratio 48"
   for seed in $seeds; do  # one run after the other, never two at once
     run lunarlander_alone ${what}_transformer_s$seed 35 --target 200 -- \
       --env-id LunarLander-v2 --traj-encoder transformer $extra --seed $seed

@@ -52,6 +52,13 @@ def per_env_curve(scalars, start_time, metric):
     return "\n".join(lines) + "\n" if len(lines) > 1 else None
 
 
+def gpu_model(script_args):
+    """{"gpu": the CUDA device's name} where the run trains on one (torch sees it, no --no-cuda), else {}."""
+    import torch
+
+    return {"gpu": torch.cuda.get_device_name()} if torch.cuda.is_available() and "--no-cuda" not in script_args else {}
+
+
 def torch_threads():
     """The threads the run's torch uses (the child inherits our environment): OMP_NUM_THREADS if set, else torch's
     default, the physical cores. Alone here, two threads update ~1.8x as fast as one (the update is compute-bound)."""
@@ -199,6 +206,7 @@ def main():
         "updates_per_s": round(updates / wall, 2),
         "torch_threads": torch_threads(),
         "cpu": cpu_model(),
+        **gpu_model(script_args),
         "collectors": a.collectors,
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1),
         "final_eval_return": round(curve[-1][3], 2) if curve else None,

@@ -3,6 +3,7 @@
     python benchmarks/speed.py                                  # CartPole, every encoder
     python benchmarks/speed.py --env-id Pendulum-v1 --encoders transformer --set critic_hidden=64
     python benchmarks/speed.py --encoders transformer --compile   # the loss through torch.compile (not in the scripts)
+    python benchmarks/speed.py --device cuda --mixed-precision bf16   # on a GPU, as the script's --mixed-precision
     python benchmarks/speed.py --loader                         # the replay loader's hand-off, numpy vs torch batches
     python benchmarks/speed.py --env-id envs:Procgen-Memory-TwoShot-v0 --encoders transformer --updates 1 --warmup 1 \
         --set tstep_encoder=cnn cnn=impala max_seq_len=256 num_envs=24 d_model=256 n_layers=3 --budget 50000000
@@ -11,7 +12,8 @@ The update is timed on a fixed batch shaped like a real one (B sequences of max_
 real vector env with the default number of actors. Run it alone: a second torch process on the same cores halves
 both figures. --budget N adds the arithmetic for a run of N env steps at these settings: its updates
 (N / (timesteps_per_epoch * num_envs) epochs of batches_per_epoch) and the hours its updates and its acting take at the
-measured speeds, one core each (budget_* keys in the RESULT). One `RESULT {json}` line per encoder
+measured speeds, one core each (budget_* keys in the RESULT); with --device cuda the update and the policy run on the
+GPU (the envs on one core), timed between CUDA synchronizations. One `RESULT {json}` line per encoder
 (final_eval_return is null: nothing is trained here; peak_rss_mb is the process's peak so far, so it grows with each
 encoder timed after the first).
 """
@@ -182,11 +184,17 @@ def main():
     p.add_argument("--set", nargs="*", default=[], help="Args overrides, e.g. critic_hidden=64 batch_size=32")
     p.add_argument("--compile", action="store_true", help="time the loss (forward and backward) under torch.compile")
     p.add_argument("--loader", action="store_true", help="time the replay loader's hand-off instead (no encoders)")
+    p.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="where the update and the policy run")
+    p.add_argument("--mixed-precision", default="no", choices=["no", "bf16", "fp16"], help="as the script's flag")
     a = p.parse_args()
     if a.loader:
         return time_loader(with_overrides(amago.Args(), a.set))
     from accelerate import Accelerator
 
+    if a.device == "cuda" and not torch.cuda.is_available():
+        sys.exit("--device cuda: torch sees no CUDA device here (torch.cuda.is_available() is False)")
+    sync = torch.cuda.synchronize if a.device == "cuda" else (lambda: None)  # CUDA runs ahead of the host: wait
+    device_name = torch.cuda.get_device_name() if a.device == "cuda" else "cpu"
     for enc in a.encoders:
         args = with_overrides(amago.Args(env_id=a.env_id, traj_encoder=enc), a.set)
         env_id = resolve_env_id(args.env_id)
@@ -195,33 +203,37 @@ def main():
         opt = torch.optim.AdamW(
             agent.trainable_parameters(), lr=args.learning_rate, weight_decay=args.weight_decay, fused=True
         )  # as main
-        acc = Accelerator(cpu=True)
+        acc = Accelerator(cpu=a.device == "cpu", mixed_precision=a.mixed_precision)
         agent, opt = acc.prepare(agent, opt)
         batch = fake_batch(agent, envs.single_observation_space["obs"], args.batch_size, args.max_seq_len + 1)
+        batch = amago.to_device(batch, acc.device)
         agent.train()
         if a.compile:
             agent.forward = torch.compile(agent.forward)
         t0 = time.time()
         for _ in range(a.warmup):  # warm-up: allocator, lazy init (and the compile)
             amago.train_step(agent, opt, acc, batch, args, 100)
+        sync()
         warmup_s = time.time() - t0
         t0 = time.time()
         for _ in range(a.updates):
             amago.train_step(agent, opt, acc, batch, args, 100)
+        sync()
         update_s = (time.time() - t0) / a.updates
 
         agent.eval()
         obs, _ = envs.reset(seed=args.seed)
-        hidden = agent.traj.init_hidden(args.num_envs, "cpu")
+        policy = acc.unwrap_model(agent)
+        hidden = policy.traj.init_hidden(args.num_envs, acc.device)
         t0 = time.time()
         with torch.no_grad():
             for _ in range(a.rollout_steps):
-                actions, hidden = agent.get_actions(*amago.obs_to_torch(obs, "cpu"), hidden)
-                obs, _, term, trunc, _ = envs.step(actions.numpy())
-                hidden = agent.traj.reset_hidden(hidden, torch.as_tensor(term | trunc))
+                actions, hidden = policy.get_actions(*amago.obs_to_torch(obs, acc.device), hidden)
+                obs, _, term, trunc, _ = envs.step(actions.cpu().numpy())
+                hidden = policy.traj.reset_hidden(hidden, torch.as_tensor(term | trunc, device=acc.device))
         rollout_s = time.time() - t0
         env_steps = a.rollout_steps * args.num_envs
-        n_params = sum(p.numel() for p in agent.trainable_parameters())
+        n_params = sum(p.numel() for p in policy.trainable_parameters())
         print(
             f"{enc:12s} {n_params:9,d} params  update {update_s * 1000:6.1f} ms ({1 / update_s:5.1f}/s)  "
             f"rollout {env_steps / rollout_s:7.0f} env steps/s ({args.num_envs} actors)",
@@ -240,7 +252,10 @@ def main():
             "trainable_params": n_params,
             "threads": torch.get_num_threads(),
             "compile": a.compile,
+            "device": device_name,
+            "mixed_precision": a.mixed_precision,
             "warmup_s": round(warmup_s, 1),
+            **({"peak_gpu_mb": round(torch.cuda.max_memory_allocated() / 2**20, 1)} if a.device == "cuda" else {}),
             "final_eval_return": None,
         }
         if a.budget:  # the run's updates as the script counts them (main's epochs), and the hours each side takes

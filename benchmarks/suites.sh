@@ -22,6 +22,7 @@
 #         budget                what the CPU cannot do: one core's update and acting speed at the GPU commands'
 #                               shapes (Procgen memory, Atari five games, Meta-World ML1 reach and ML45, BabyAI seven
 #                               levels), and the hours their budgets take at those speeds (benchmarks/speed.py --budget)
+#         budget_gpu            the same on a CUDA GPU (recipe suites_budget_gpu)
 #         smoke                 every suite for 2 minutes each, the GPU commands' shapes at CPU sizes: what runs and
 #                               how fast on this CPU (recipe suites_smoke), not learning
 #   GPU:  metaworld babyai atari procgen xland dmc
@@ -121,8 +122,11 @@ xland_cpu)  # a learner + 1 collector (one core each), 2 seeds one after the oth
       --timesteps-per-epoch 25 --total-timesteps 10000000 --eps-anneal-steps 3125 --eval-interval 5 \
       --eval-episodes 64 --eval-sampled-too --batches-per-epoch 200 --eps-revisit-power 0 --seed $seed
   done ;;
-budget)  # one update at the GPU shape (after one warm-up update), 50 acting steps of every actor; one thread
-  mkdir -p benchmarks/results/suites_budget
+budget | budget_gpu)  # one update at the GPU shape (after warm-ups), 50 acting steps of every actor: `budget` on one
+  # CPU thread (2 updates), `budget_gpu` on the CUDA GPU (10 updates, the envs on the CPU); ONLY="atari babyai" a subset
+  dir=suites_budget threads=1 timing="--updates 2 --warmup 1"
+  [[ $SUITE == budget_gpu ]] && dir=suites_budget_gpu threads="" timing="--updates 10 --warmup 2 --device cuda"
+  mkdir -p benchmarks/results/$dir
   big="d_model=256 n_layers=3 batches_per_epoch=200"
   for spec in "procgen envs:Procgen-Memory-TwoShot-v0 50000000 tstep_encoder=cnn cnn=impala max_seq_len=256 num_envs=24" \
     "atari envs:Atari-MultiGame-v0 50000000 tstep_encoder=cnn cnn=impala max_seq_len=64 num_envs=30" \
@@ -131,10 +135,12 @@ budget)  # one update at the GPU shape (after one warm-up update), 50 acting ste
     "babyai envs:BabyAI-MT-v0 20000000 max_seq_len=256 num_envs=24"; do
     set -- $spec
     name=$1 env=$2 steps=$3; shift 3
-    out=$(OMP_NUM_THREADS=1 python benchmarks/speed.py --env-id $env --encoders transformer --updates 2 --warmup 1 \
-      --rollout-steps 50 --budget $steps --set $big "$@")
+    [[ -n ${ONLY:-} && " $ONLY " != *" $name "* ]] && continue
+    out=$(env ${threads:+OMP_NUM_THREADS=$threads} python benchmarks/speed.py --env-id $env --encoders transformer \
+      $timing --rollout-steps 50 --budget $steps --set $big "$@")
     echo "$out"
-    grep '^RESULT ' <<<"$out" | cut -c8- > benchmarks/results/suites_budget/suites_budget_$name.json
+    res=$(grep '^RESULT ' <<<"$out" | cut -c8-) || { echo "$name: no RESULT line, nothing recorded" >&2; continue; }
+    echo "$res" > benchmarks/results/$dir/${dir}_$name.json
   done ;;
 smoke)  # 8 actors (xland: 32 in one jax env), d_model 64, 2 layers, max_seq_len 32; short epochs, no evaluation
   small="--max-seq-len 32 --traj-save-len 64 --timesteps-per-epoch 50 --batches-per-epoch 20 --eval-interval 1000000"
@@ -176,6 +182,6 @@ dmc)  # cheetah run, 1,000-step episodes
     --env-id envs:DMC-cheetah-run-v0 --traj-encoder transformer --max-seq-len 64 --num-envs 16 \
     --total-timesteps 3000000 --eps-anneal-steps 18750 --eval-interval 10 --eval-episodes 16 \
     --batches-per-epoch 200 --eps-revisit-power 0 ;;
-*) echo "SUITE must be one of: atari_qbert_cpu babyai_easy dmc_cheetah_cpu metaworld_reach_cpu metaworld_reach50_cpu metaworld_reach50_lite_cpu metaworld_reach50_nopuck_cpu metaworld_reach40_nopuck_cpu metaworld_reach30_nopuck_cpu metaworld_reach30_bonus_cpu metaworld_reach30_bonus_anneal_cpu xland_cpu budget smoke (CPU), metaworld babyai atari \
+*) echo "SUITE must be one of: atari_qbert_cpu babyai_easy dmc_cheetah_cpu metaworld_reach_cpu metaworld_reach50_cpu metaworld_reach50_lite_cpu metaworld_reach50_nopuck_cpu metaworld_reach40_nopuck_cpu metaworld_reach30_nopuck_cpu metaworld_reach30_bonus_cpu metaworld_reach30_bonus_anneal_cpu xland_cpu budget budget_gpu smoke (CPU), metaworld babyai atari \
 procgen xland dmc (GPU), got '${SUITE:-}'" >&2; exit 2 ;;
 esac

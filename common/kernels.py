@@ -2,10 +2,12 @@
 when its package is installed and the input is on CUDA; otherwise the script's pure-PyTorch path runs."""
 
 import importlib
+import importlib.util
 
 import torch
 
-_loaded = {}  # (module, name) -> the kernel, or None when its package is not installed
+_loaded = {}  # (module, name) -> the kernel, or None when it cannot be imported
+_failed = {}  # (module, name) -> why an installed package failed to import (e.g. a dependency's API changed)
 _noticed = set()  # fallbacks already announced (once per process)
 
 
@@ -13,9 +15,17 @@ def load_kernel(module, name):
     if (module, name) not in _loaded:
         try:
             _loaded[module, name] = getattr(importlib.import_module(module), name)
-        except ImportError:
+        except ImportError as e:
             _loaded[module, name] = None
+            if importlib.util.find_spec(module.split(".")[0]) is not None:  # installed, yet its import failed
+                _failed[module, name] = f"{type(e).__name__}: {e}"
     return _loaded[module, name]
+
+
+def why_missing(module, name, package):
+    """Why load_kernel(module, name) gave None: the package is not installed, or it is and its import failed."""
+    err = _failed.get((module, name))
+    return f"{package} is installed but its import fails: {err}" if err else f"{package} is not installed"
 
 
 def flash_attention(q, k, v, window_size=None):
@@ -34,10 +44,15 @@ def flash_attention(q, k, v, window_size=None):
 def mamba_scan(pure_scan, u, dt, A, Bm, Cm, D, z):
     """Mamba's gated selective scan (arguments as `fused_mamba_scan`'s) through mamba-ssm's fused kernel on CUDA when
     it is installed, else through `pure_scan(u, dt, A, Bm, Cm, D, z)`, announced once with how to get the kernel."""
-    kernel = load_kernel("mamba_ssm.ops.selective_scan_interface", "selective_scan_fn") if u.is_cuda else None
+    where = "mamba_ssm.ops.selective_scan_interface", "selective_scan_fn"
+    fits = u.is_cuda and u.dtype in (torch.float32, torch.float16, torch.bfloat16)  # the kernel's dtypes
+    kernel = load_kernel(*where) if fits else None
     if kernel is not None:
         return fused_mamba_scan(kernel, u, dt, A, Bm, Cm, D, z)
-    why = "the model is not on a CUDA device" if not u.is_cuda else "mamba-ssm is not installed"
+    if not u.is_cuda:
+        why = "the model is not on a CUDA device"
+    else:
+        why = why_missing(*where, "mamba-ssm") if fits else f"mamba-ssm's kernel has no {u.dtype}"
     if why not in _noticed:
         _noticed.add(why)
         print(

@@ -84,6 +84,19 @@ def test_mamba_notice_names_a_missing_package_on_cuda(monkeypatch, capsys):
     assert "(mamba-ssm is not installed)" in capsys.readouterr().out
 
 
+def test_a_package_that_fails_to_import_is_named_as_such(monkeypatch):
+    """An installed kernel package whose import breaks (e.g. mamba-ssm 2.2 under transformers 5, which removed a name
+    it imports) is reported with its error, not as missing."""
+    monkeypatch.setattr(kernels, "_loaded", {})
+    monkeypatch.setattr(kernels, "_failed", {})
+    assert kernels.load_kernel("json.no_such_submodule", "f") is None  # `json` is installed, the submodule is not
+    assert kernels.why_missing("json.no_such_submodule", "f", "json").startswith(
+        "json is installed but its import fails: ModuleNotFoundError: No module named 'json.no_such_submodule'"
+    )
+    assert kernels.load_kernel("no_such_package.ops", "f") is None
+    assert kernels.why_missing("no_such_package.ops", "f", "no-such-package") == "no-such-package is not installed"
+
+
 def test_attention_without_flash_attn_is_sdpa():
     q, k, v = torch.randn(3, 2, 2, 7, 4).unbind(0)
     assert kernels.flash_attention(q, k, v) is None  # CPU, fp32: not flash-attn's case

@@ -9,7 +9,7 @@
         --set tstep_encoder=cnn cnn=impala max_seq_len=256 num_envs=24 d_model=256 n_layers=3 --budget 50000000
 
 The update is timed on a fixed batch shaped like a real one (B sequences of max_seq_len+1 steps), the rollout on the
-real vector env with the default number of actors. Run it alone: a second torch process on the same cores halves
+real vector env with the default number of actors (after one untimed step). Run it alone: a second torch process on the same cores halves
 both figures. --budget N adds the arithmetic for a run of N env steps at these settings: its updates
 (N / (timesteps_per_epoch * num_envs) epochs of batches_per_epoch) and the hours its updates and its acting take at the
 measured speeds, one core each (budget_* keys in the RESULT); with --device cuda the update and the policy run on the
@@ -205,6 +205,8 @@ def main():
         )  # as main
         acc = Accelerator(cpu=a.device == "cpu", mixed_precision=a.mixed_precision)
         agent, opt = acc.prepare(agent, opt)
+        if a.device == "cuda":
+            torch.cuda.reset_peak_memory_stats()  # peak_gpu_mb: this encoder's alone
         batch = fake_batch(agent, envs.single_observation_space["obs"], args.batch_size, args.max_seq_len + 1)
         batch = amago.to_device(batch, acc.device)
         agent.train()
@@ -225,9 +227,10 @@ def main():
         obs, _ = envs.reset(seed=args.seed)
         policy = acc.unwrap_model(agent)
         hidden = policy.traj.init_hidden(args.num_envs, acc.device)
-        t0 = time.time()
         with torch.no_grad():
-            for _ in range(a.rollout_steps):
+            for step in range(a.rollout_steps + 1):  # step 0 is untimed (lazy init, the first CUDA calls)
+                if step == 1:
+                    t0 = time.time()
                 actions, hidden = policy.get_actions(*amago.obs_to_torch(obs, acc.device), hidden)
                 obs, _, term, trunc, _ = envs.step(actions.cpu().numpy())
                 hidden = policy.traj.reset_hidden(hidden, torch.as_tensor(term | trunc, device=acc.device))

@@ -137,7 +137,7 @@ budget | budget_gpu)  # one update at the GPU shape (after warm-ups), 50 acting 
     name=$1 env=$2 steps=$3; shift 3
     [[ -n ${ONLY:-} && " $ONLY " != *" $name "* ]] && continue
     out=$(env ${threads:+OMP_NUM_THREADS=$threads} python benchmarks/speed.py --env-id $env --encoders transformer \
-      $timing --rollout-steps 50 --budget $steps --set $big "$@")
+      $timing --rollout-steps 50 --budget $steps --set $big "$@") || { echo "$name: speed.py failed" >&2; continue; }
     echo "$out"
     res=$(grep '^RESULT ' <<<"$out" | cut -c8-) || { echo "$name: no RESULT line, nothing recorded" >&2; continue; }
     echo "$res" > benchmarks/results/$dir/${dir}_$name.json

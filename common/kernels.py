@@ -50,16 +50,15 @@ def mamba_scan(pure_scan, u, dt, A, Bm, Cm, D, z):
     if kernel is not None:
         return fused_mamba_scan(kernel, u, dt, A, Bm, Cm, D, z)
     if not u.is_cuda:
-        why = "the model is not on a CUDA device"
+        why, hint = "the model is not on a CUDA device", True
+    elif not fits:
+        why, hint = f"mamba-ssm's kernel has no {u.dtype}", False
     else:
-        why = why_missing(*where, "mamba-ssm") if fits else f"mamba-ssm's kernel has no {u.dtype}"
+        why, hint = why_missing(*where, "mamba-ssm"), where not in _failed  # a broken install: its error says more
     if why not in _noticed:
         _noticed.add(why)
-        print(
-            f"note: mamba runs its pure-PyTorch scan, slow on long windows ({why}); for mamba-ssm's fused kernel, "
-            "train on a CUDA GPU after `pip install -r requirements-cuda.txt`",
-            flush=True,
-        )
+        get = "; for mamba-ssm's fused kernel, train on a CUDA GPU after `pip install -r requirements-cuda.txt`"
+        print(f"note: mamba runs its pure-PyTorch scan, slow on long windows ({why}{get if hint else ''})", flush=True)
     return pure_scan(u, dt, A, Bm, Cm, D, z)
 
 

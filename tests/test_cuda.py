@@ -1,6 +1,6 @@
-"""On a CUDA device: each script's loss and gradients there equal the CPU's (float64), for every trajectory encoder; mamba-ssm's
-fused scan and flash-attn's attention, where they are installed, compute what the pure-PyTorch paths compute; bf16
-autocast trains. Skipped where torch sees no CUDA device (every test here needs one)."""
+"""On a CUDA device: each script's loss and gradients there equal the CPU's (in float64), for every trajectory
+encoder; mamba-ssm's fused scan and flash-attn's attention, where they are installed, compute what the pure-PyTorch
+paths compute; bf16 autocast trains. Skipped where torch sees no CUDA device (every test here needs one)."""
 
 import copy
 import importlib
@@ -9,7 +9,7 @@ import pytest
 import torch
 from conftest import make_agent, random_batch
 
-from common.kernels import flash_attention, fused_mamba_scan, load_kernel
+from common.kernels import flash_attention, fused_mamba_scan, load_kernel, why_missing
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 ENCODERS = ["transformer", "gru", "mamba", "ff"]
@@ -38,7 +38,8 @@ def batch_as(batch, dtype, device):  # the float tensors of a batch (obs include
 def test_loss_and_gradients_on_cuda_equal_the_cpus(module, kind, traj, monkeypatch):
     """In float64: float32's rounding differs by device, and an untrained critic's advantages sit so near 0 that it
     flips the filtered-BC indicator 1[A > 0] of some samples, a step in the gradient. The transformer's sinusoidal time
-    table stays float32 (sin and cos differ by device in the last bit), which moves its gradients by up to ~1e-6."""
+    table stays float32 (sin and cos differ by device in the last bit), which moves its gradients by up to ~1e-6.
+    Mamba runs its pure scan on both devices here: mamba-ssm's kernel has no float64 (its own test is below)."""
     cpu, gpu = cpu_and_cuda(module, kind, traj, torch.float64)
     batch = random_batch(cpu)
     results = []
@@ -61,7 +62,7 @@ def test_loss_and_gradients_on_cuda_equal_the_cpus(module, kind, traj, monkeypat
 @pytest.mark.parametrize("traj", ENCODERS)
 def test_bf16_autocast_update_is_finite_and_near_fp32(traj):
     """What --mixed-precision bf16 runs: the loss under bf16 autocast (mamba-ssm's and flash-attn's half-precision
-    paths where installed) is finite, within a few percent of fp32's, and so are its gradients."""
+    paths where installed) is finite and within a few percent of fp32's, and its gradients are finite."""
     _, gpu = cpu_and_cuda("amago_agent", "discrete", traj)
     half = copy.deepcopy(gpu)
     batch = batch_as(random_batch(gpu), torch.float32, "cuda")
@@ -74,12 +75,9 @@ def test_bf16_autocast_update_is_finite_and_near_fp32(traj):
     assert all(torch.isfinite(p.grad).all() for p in half.parameters() if p.grad is not None)
 
 
-needs_mamba = pytest.mark.skipif(
-    load_kernel("mamba_ssm.ops.selective_scan_interface", "selective_scan_fn") is None, reason="mamba-ssm not installed"
-)
-needs_flash = pytest.mark.skipif(
-    load_kernel("flash_attn", "flash_attn_func") is None, reason="flash-attn not installed"
-)
+MAMBA, FLASH = ("mamba_ssm.ops.selective_scan_interface", "selective_scan_fn"), ("flash_attn", "flash_attn_func")
+needs_mamba = pytest.mark.skipif(load_kernel(*MAMBA) is None, reason=why_missing(*MAMBA, "mamba-ssm"))
+needs_flash = pytest.mark.skipif(load_kernel(*FLASH) is None, reason=why_missing(*FLASH, "flash-attn"))
 
 
 @needs_mamba
@@ -88,7 +86,7 @@ def test_mamba_kernel_equals_the_pure_scan(dtype):
     """mamba-ssm's fused selective scan against the script's pure-PyTorch scan, outputs and gradients."""
     import amago_agent as amago
 
-    kernel = load_kernel("mamba_ssm.ops.selective_scan_interface", "selective_scan_fn")
+    kernel = load_kernel(*MAMBA)
     g = torch.Generator().manual_seed(0)
     B, L, d, n = 3, 40, 16, 8
     u, z = torch.randn(B, L, d, generator=g), torch.randn(B, L, d, generator=g)

@@ -43,6 +43,12 @@ def scan_inputs(B=2, L=5, d=6, n=3):
     return u, dt, -torch.rand(d, n), torch.randn(B, L, n), torch.randn(B, L, n), torch.randn(d), z
 
 
+class CudaLike(torch.Tensor):  # only `is_cuda` differs; the scan still runs on the CPU
+    @property
+    def is_cuda(self):
+        return True
+
+
 def test_mamba_without_its_kernel_runs_the_pure_scan_and_says_so_once(monkeypatch, capsys):
     monkeypatch.setattr(kernels, "_noticed", set())
     x = scan_inputs()
@@ -71,17 +77,13 @@ def test_a_mamba_model_on_cpu_prints_the_notice(monkeypatch, capsys, script):
 def test_mamba_notice_names_a_missing_package_on_cuda(monkeypatch, capsys):
     """On CUDA without mamba-ssm, the notice says the package is missing (checked with the kernel lookup failing)."""
     monkeypatch.setattr(kernels, "_noticed", set())
+    monkeypatch.setattr(kernels, "_failed", {})  # no import error recorded: the package is absent
     monkeypatch.setattr(kernels, "load_kernel", lambda module, name: None)
-
-    class CudaLike(torch.Tensor):  # only `is_cuda` differs; the scan still runs on the CPU
-        @property
-        def is_cuda(self):
-            return True
 
     x = scan_inputs()
     y = kernels.mamba_scan(amago.selective_scan, x[0].as_subclass(CudaLike), *x[1:])
     torch.testing.assert_close(y.as_subclass(torch.Tensor), amago.selective_scan(*x))
-    assert "(mamba-ssm is not installed)" in capsys.readouterr().out
+    assert "(mamba-ssm is not installed; for mamba-ssm's fused kernel" in capsys.readouterr().out
 
 
 def test_a_package_that_fails_to_import_is_named_as_such(monkeypatch):
@@ -95,6 +97,21 @@ def test_a_package_that_fails_to_import_is_named_as_such(monkeypatch):
     )
     assert kernels.load_kernel("no_such_package.ops", "f") is None
     assert kernels.why_missing("no_such_package.ops", "f", "no-such-package") == "no-such-package is not installed"
+
+
+def test_the_notice_of_a_broken_kernel_install_gives_its_error(monkeypatch, capsys):
+    """On CUDA with mamba-ssm installed but failing to import, the notice names the error (and no install advice)."""
+    monkeypatch.setattr(kernels, "_noticed", set())
+    monkeypatch.setattr(kernels, "_loaded", {})
+    where = ("mamba_ssm.ops.selective_scan_interface", "selective_scan_fn")
+    monkeypatch.setattr(kernels, "_failed", {where: "ImportError: cannot import name 'X' from 'transformers'"})
+    monkeypatch.setattr(kernels, "load_kernel", lambda module, name: None)
+
+    x = scan_inputs()
+    kernels.mamba_scan(amago.selective_scan, x[0].as_subclass(CudaLike), *x[1:])
+    out = capsys.readouterr().out
+    assert "(mamba-ssm is installed but its import fails: ImportError: cannot import name 'X'" in out
+    assert "requirements-cuda.txt" not in out
 
 
 def test_attention_without_flash_attn_is_sdpa():

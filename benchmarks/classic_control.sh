@@ -19,10 +19,12 @@
 #                seed 1 (SEEDS), recorded under lunarlander_alone as lunarlander_alone_log_eps_transformer_s<seed>.
 #   lunarlander_alone_ratio48  the same with --replay-ratio 48 (50 updates per 800 env steps instead of 200), seeds
 #                1 and 2 (SEEDS), recorded under lunarlander_alone as lunarlander_alone_ratio48_transformer_s<seed>.
+#   lunarlander_alone_xeon  the command of lunarlander_alone on a second processor (an Intel Xeon, beside the AMD EPYC
+#                of the recorded runs), recorded under lunarlander_alone as lunarlander_alone_xeon_transformer_s<seed>.
 # cartpole and pendulum stop at the first eval at or above the target (--stop-at-target); lunarlander runs 120 min.
 # A recipe never replaces its recorded results: OVERWRITE=1 does, TAG=check_ writes under another recipe name.
 # Usage: bash benchmarks/classic_control.sh [cartpole|pendulum|lunarlander|all|lunarlander_alone|lunarlander_alone_log_eps|
-#                                             lunarlander_alone_ratio48]
+#                                             lunarlander_alone_ratio48|lunarlander_alone_xeon]
 #   MINUTES=2 TAG=check_ bash benchmarks/classic_control.sh pendulum     # a short check of the commands
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,7 +54,7 @@ fi
 if [[ $what == lunarlander || $what == all ]]; then
   run lunarlander lunarlander_transformer 120 --target 100 -- --env-id LunarLander-v2 --traj-encoder transformer
 fi
-if [[ $what =~ ^lunarlander_alone(|_log_eps|_ratio48)$ ]]; then  # not in `all`: the machine to itself
+if [[ $what =~ ^lunarlander_alone(|_log_eps|_ratio48|_xeon)$ ]]; then  # not in `all`: the machine to itself
   unset OMP_NUM_THREADS
   seeds=${SEEDS:-1 2} extra=""
   [[ $what == lunarlander_alone_log_eps ]] && seeds=${SEEDS:-1} extra="--eps-scale-min 1e-3"

@@ -41,7 +41,7 @@ run_memory_task() {
   export OMP_NUM_THREADS=1
   for seed in ${SEEDS:-1 2}; do
     python benchmarks/run.py --minutes "${MINUTES:-60}" --recipe "$recipe" --name "${recipe}_${what}${suffix}_s$seed" \
-      ${OVERWRITE:+--overwrite} $target -- $flags "$@" --traj-encoder transformer --seed $seed &
+      ${OVERWRITE:+--overwrite} $target ${RUN_FLAGS:-} -- $flags "$@" --traj-encoder transformer --seed $seed &
     pids+=($!)
   done
   wait_all "${pids[@]}"

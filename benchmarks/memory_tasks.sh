@@ -17,7 +17,7 @@ wait_all() {
 # STOP_AT_BAR=1 every task's bar, 0.95 for T-Maze and 0.9 for POPGym, plus --stop-at-target)
 task_flags() {
   local bar=0.95
-  target="--target 0.95"
+  target="--target $bar"
   case $1 in
   tmaze_h50) flags="--env-id envs:TMazePassive-v0 --max-seq-len 51" ;;
   tmaze_h100) flags="--env-id envs:TMazePassive-H100-v0 --max-seq-len 101" ;;

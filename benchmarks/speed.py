@@ -9,13 +9,13 @@
         --set tstep_encoder=cnn cnn=impala max_seq_len=256 num_envs=24 d_model=256 n_layers=3 --budget 50000000
 
 The update is timed on a fixed batch shaped like a real one (B sequences of max_seq_len+1 steps), the rollout on the
-real vector env with the default number of actors (after one untimed step). Run it alone: a second torch process on the same cores halves
-both figures. --budget N adds the arithmetic for a run of N env steps at these settings: its updates
-(N / (timesteps_per_epoch * num_envs) epochs of batches_per_epoch) and the hours its updates and its acting take at the
-measured speeds, one core each (budget_* keys in the RESULT); with --device cuda the update and the policy run on the
-GPU (the envs on one core), timed between CUDA synchronizations. One `RESULT {json}` line per encoder
+real vector env with the default number of actors (after one untimed step). Run it alone: a second torch process on
+the same cores halves both figures. --budget N adds the arithmetic for a run of N env steps at these settings: its
+updates (N / (timesteps_per_epoch * num_envs) epochs of batches_per_epoch) and the hours its updates and its acting take
+at the measured speeds, one core each (budget_* keys in the RESULT); with --device cuda the update and the policy run on
+the GPU (the envs on one core), timed between CUDA synchronizations. One `RESULT {json}` line per encoder
 (final_eval_return is null: nothing is trained here; peak_rss_mb is the process's peak so far, so it grows with each
-encoder timed after the first).
+encoder timed after the first; peak_gpu_mb is each encoder's own).
 """
 
 import argparse

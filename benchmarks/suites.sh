@@ -182,6 +182,6 @@ dmc)  # cheetah run, 1,000-step episodes
     --env-id envs:DMC-cheetah-run-v0 --traj-encoder transformer --max-seq-len 64 --num-envs 16 \
     --total-timesteps 3000000 --eps-anneal-steps 18750 --eval-interval 10 --eval-episodes 16 \
     --batches-per-epoch 200 --eps-revisit-power 0 ;;
-*) echo "SUITE must be one of: atari_qbert_cpu babyai_easy dmc_cheetah_cpu metaworld_reach_cpu metaworld_reach50_cpu metaworld_reach50_lite_cpu metaworld_reach50_nopuck_cpu metaworld_reach40_nopuck_cpu metaworld_reach30_nopuck_cpu metaworld_reach30_bonus_cpu metaworld_reach30_bonus_anneal_cpu xland_cpu budget budget_gpu smoke (CPU), metaworld babyai atari \
+*) echo "SUITE must be one of: atari_qbert_cpu babyai_easy dmc_cheetah_cpu metaworld_reach_cpu metaworld_reach50_cpu metaworld_reach50_lite_cpu metaworld_reach50_nopuck_cpu metaworld_reach40_nopuck_cpu metaworld_reach30_nopuck_cpu metaworld_reach30_bonus_cpu metaworld_reach30_bonus_anneal_cpu xland_cpu budget smoke (CPU), budget_gpu metaworld babyai atari \
 procgen xland dmc (GPU), got '${SUITE:-}'" >&2; exit 2 ;;
 esac

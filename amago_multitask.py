@@ -224,6 +224,8 @@ class Args:
     """bilevel: (start, end) of the schedule for epsilon at the end of the horizon"""
     train_greedy: bool = False
     """if toggled, training rollouts take the argmax / mean action (exploration still applies on top)"""
+    greedy_episodes: float = 0.0
+    """the share of training episodes, drawn per episode, that take the argmax / mean action (the rest sample)"""
 
     # Replay buffer
     buffer_dir: str = "buffers"
@@ -449,12 +451,24 @@ class EpsilonGreedy:
     floor (0: none) is the least eps at any step, so that a revisited observation still gets a random action."""
 
     def __init__(
-        self, num_envs, action_space, eps_start, eps_end, anneal_steps, seed, scale_min=0.0, revisit_power=0.0, floor=0
+        self,
+        num_envs,
+        action_space,
+        eps_start,
+        eps_end,
+        anneal_steps,
+        seed,
+        scale_min=0.0,
+        revisit_power=0.0,
+        floor=0,
+        greedy_frac=0.0,
     ):
         self.space, self.anneal = action_space, max(anneal_steps, 1)
         self.eps_start, self.eps_end, self.scale_min = eps_start, eps_end, scale_min
         self.rng = np.random.default_rng(seed)
         self.scale = self.draw_scale(num_envs)
+        self.greedy_frac = greedy_frac
+        self.greedy = self.draw_greedy(num_envs)
         self.step_count = 0  # vector steps taken (per actor), drives the schedule
         self.revisit_power, self.floor = revisit_power, floor
         self.visits = [{} for _ in range(num_envs)]  # per actor: {hash of an observation: times seen this episode}
@@ -462,6 +476,9 @@ class EpsilonGreedy:
     def draw_scale(self, n):  # (n,) in [scale_min, 1]; U[0,1) when scale_min is 0
         u = self.rng.random(n)
         return self.scale_min**u if self.scale_min > 0 else u
+
+    def draw_greedy(self, n):  # (n,) bool: the episodes that act greedily (none drawn at 0: AMAGO's rng stream)
+        return self.rng.random(n) < self.greedy_frac if self.greedy_frac > 0 else np.zeros(n, bool)
 
     def schedule(self, start, end):
         return max(start - (start - end) * self.step_count / self.anneal, end)
@@ -494,14 +511,16 @@ class EpsilonGreedy:
 
     def end_episodes(self, done):  # a new episode gets a new random scale, and its observations are new again
         self.scale = np.where(done, self.draw_scale(len(done)), self.scale)
+        self.greedy = np.where(done, self.draw_greedy(len(done)), self.greedy)
         for i in np.flatnonzero(done):
             self.visits[i].clear()
 
     def state_dict(self):
-        return {"scale": self.scale, "step_count": self.step_count, "rng": self.rng.bit_generator.state}
+        return dict(scale=self.scale, greedy=self.greedy, step_count=self.step_count, rng=self.rng.bit_generator.state)
 
     def load_state_dict(self, d):
         self.scale, self.step_count = d["scale"], d["step_count"]
+        self.greedy = d.get("greedy", np.zeros(len(self.scale), bool))  # absent from checkpoints of older runs
         self.rng.bit_generator.state = d["rng"]
 
 
@@ -1239,10 +1258,14 @@ class Agent(nn.Module):
 
     @torch.inference_mode()  # no autograd bookkeeping at all (lighter than no_grad for these small ops)
     def get_actions(self, obs, rl2, time, hidden, greedy=False):
-        """One rollout step for N actors: obs[k] (N, ...), rl2 (N, A+1), time (N,) -> actions for the last gamma."""
+        """One rollout step for N actors: obs[k] (N, ...), rl2 (N, A+1), time (N,) -> actions for the last gamma.
+        greedy: a bool for all actors, or (N,) bool: the actors that take the argmax / mean action, the rest sample."""
         obs = {k: v.unsqueeze(1) for k, v in obs.items()}
         s, hidden = self.traj.step(self.embed(obs, rl2.unsqueeze(1)), time.unsqueeze(1), hidden)
-        a = self.actor.sample(self.actor(s)[:, 0, -1], greedy=greedy)  # (N,) or (N, A)
+        params = self.actor(s)[:, 0, -1]  # (N, F)
+        a = self.actor.sample(params, greedy=not torch.is_tensor(greedy) and bool(greedy))  # (N,) or (N, A)
+        if torch.is_tensor(greedy) and greedy.any():
+            a = torch.where(greedy.view(-1, *[1] * (a.dim() - 1)), self.actor.sample(params, greedy=True), a)
         return a, hidden
 
     # ----------------------------------------------------- loss -----------------------------------------------------
@@ -1510,7 +1533,12 @@ def train_step(agent, optimizer, accelerator, batches, args, updates):
 
 def make_exploration(args, envs):
     common = (args.num_envs, envs.single_action_space, args.eps_start, args.eps_end, args.eps_anneal_steps, args.seed)
-    kw = dict(scale_min=args.eps_scale_min, revisit_power=args.eps_revisit_power, floor=args.eps_floor)
+    kw = dict(
+        scale_min=args.eps_scale_min,
+        revisit_power=args.eps_revisit_power,
+        floor=args.eps_floor,
+        greedy_frac=args.greedy_episodes,
+    )
     if args.exploration == "bilevel":
         return BilevelEpsilonGreedy(*common, args.bilevel_horizon, args.bilevel_eps_end, **kw)
     if args.exploration == "egreedy":
@@ -1619,7 +1647,9 @@ if __name__ == "__main__":
         for _ in range(args.timesteps_per_epoch if collect else 0):
             if stop:
                 break
-            a, hidden = policy.get_actions(*obs_to_torch(obs, device), hidden, greedy=args.train_greedy)
+            # every actor, or the (N,) episodes drawn greedy (--greedy-episodes), or none
+            greedy = args.train_greedy or explore.greedy.any() and torch.from_numpy(explore.greedy).to(device)
+            a, hidden = policy.get_actions(*obs_to_torch(obs, device), hidden, greedy=greedy)
             a = explore(a.cpu().numpy(), obs["time"], obs["obs"])
             with env_errors(
                 args.env_id, counters["global_step"], ckpt_path, saved_epoch, envs.single_observation_space

@@ -24,6 +24,9 @@
 #        bash benchmarks/memory_revisit.sh tmaze_h500 greedy_floor   (the same plus --eps-floor 0.001, about 0.5 / the
 #        context: a random action every other 500-step episode even where observations repeat, as
 #        memory_revisit_<task>_train_greedy_eps_floor_s<seed>)
+#        bash benchmarks/memory_revisit.sh tmaze_h500 greedy_episodes   (the defaults plus --greedy-episodes 0.5: half
+#        of the training episodes, drawn per episode, take the argmax, the rest sample, as
+#        memory_revisit_<task>_greedy_episodes_s<seed>)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source benchmarks/memory_tasks.sh
@@ -38,6 +41,8 @@ collector) STOP_AT_BAR=1 RUN_FLAGS="--collectors 1 --steps-per-update ${SPU:-16}
   run_memory_task memory_revisit "$task" _collector_spu${SPU:-16} --total-timesteps 4000000 ;;
 greedy) run_memory_task memory_revisit "$task" _train_greedy --train-greedy ;;
 greedy_floor) run_memory_task memory_revisit "$task" _train_greedy_eps_floor --train-greedy --eps-floor 0.001 ;;
-*) echo "unknown option '$2': resume, alone, ratio48, ratio48_alone, collector, greedy, greedy_floor, or none" >&2
+greedy_episodes) run_memory_task memory_revisit "$task" _greedy_episodes --greedy-episodes 0.5 ;;
+*) echo "unknown option '$2': resume, alone, ratio48, ratio48_alone, collector, greedy, greedy_floor," \
+  "greedy_episodes, or none" >&2
   exit 2 ;;
 esac

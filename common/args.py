@@ -31,6 +31,10 @@ def check_args(args):
         raise ValueError(f"--eps-revisit-power must be >= 0 (0: off), got {args.eps_revisit_power}")
     if not 0 <= args.eps_floor <= 1:
         raise ValueError(f"--eps-floor must lie in [0, 1] (0: none), got {args.eps_floor}")
+    if not 0 <= args.greedy_episodes <= 1:
+        raise ValueError(
+            f"--greedy-episodes must lie in [0, 1] (the share of greedy episodes), got {args.greedy_episodes}"
+        )
     if not 0 <= args.eps_scale_min < 1:
         raise ValueError(f"--eps-scale-min must lie in [0, 1) (0: the scale is U[0,1)), got {args.eps_scale_min}")
     if not 0 <= args.gamma < 1 or not all(0 <= g < 1 for g in args.multigammas):

@@ -4,7 +4,8 @@
 import gymnasium as gym
 import numpy as np
 import pytest
-from conftest import run_script
+import torch
+from conftest import make_agent, run_script
 
 import amago_agent as amago
 from common.args import check_args
@@ -80,7 +81,7 @@ def test_train_greedy_makes_training_rollouts_deterministic(tmp_path):
     same cue; a sampling policy (the default) does not."""
 
     def actions_by_goal(**flag):
-        d = tmp_path / ("greedy" if flag else "sampled")
+        d = tmp_path / ("_".join(flag) or "sampled")
         d.mkdir()
         run_script(
             d,
@@ -109,8 +110,55 @@ def test_train_greedy_makes_training_rollouts_deterministic(tmp_path):
 
     greedy = actions_by_goal(train_greedy=True)
     assert all(len(s) <= 1 for s in greedy.values())
+    assert actions_by_goal(greedy_episodes=1.0) == greedy  # every episode drawn greedy: the same argmax actions
     sampled = actions_by_goal()
     assert any(len(s) > 1 for s in sampled.values())
+
+
+def test_greedy_episodes_are_drawn_per_episode_and_act_on_the_argmax():
+    """--greedy-episodes p: each new episode acts greedily with probability p, drawn like its eps scale; at 0 nothing
+    is drawn, so the eps stream is the one without the flag; the draw survives a checkpoint; and get_actions takes the
+    argmax for exactly the actors marked greedy."""
+    space, N = gym.spaces.Discrete(4), 2000
+    half = amago.EpsilonGreedy(N, space, 1.0, 0.05, 100, seed=0, greedy_frac=0.5)
+    assert 0.45 < half.greedy.mean() < 0.55
+    drawn = half.greedy.copy()
+    done = np.arange(N) < N // 2  # half of the episodes end: only they draw again
+    half.end_episodes(done)
+    assert (half.greedy[~done] == drawn[~done]).all() and (half.greedy[done] != drawn[done]).any()
+    restored = amago.EpsilonGreedy(N, space, 1.0, 0.05, 100, seed=1, greedy_frac=0.5)
+    restored.load_state_dict(half.state_dict())
+    assert (restored.greedy == half.greedy).all()
+    stream = np.random.default_rng(0)  # the scales AMAGO's exploration draws with seed 0: one per actor, then redraws
+    first, redrawn = stream.random(N), stream.random(N)
+    off = amago.EpsilonGreedy(N, space, 1.0, 0.05, 100, seed=0, greedy_frac=0.0)
+    off.end_episodes(done)
+    assert not off.greedy.any() and (off.scale == np.where(done, redrawn, first)).all()
+    assert (half.scale[done] != redrawn[done]).all()  # at 0.5 the greedy draws come between the scales
+    old = half.state_dict()
+    del old["greedy"]  # a checkpoint written before the option: no episode greedy
+    restored.load_state_dict(old)
+    assert not restored.greedy.any()
+
+    def act(agent, rl2, greedy):  # one rollout step of 256 actors, all with the same inputs
+        obs, t = {"observation": torch.ones(256, 4)}, torch.zeros(256, dtype=torch.long)
+        return agent.get_actions(obs, rl2, t, agent.traj.init_hidden(256, "cpu"), greedy=greedy)[0]
+
+    mask = torch.arange(256) % 2 == 0
+    for kind, rl2_dim in (("discrete", 3 + 1), ("box", 2 + 1)):  # rl2: the last reward and action (one-hot or vector)
+        agent, _ = make_agent(kind)
+        agent.eval()
+        rl2 = torch.zeros(256, rl2_dim)
+        torch.manual_seed(0)
+        a, argmax = act(agent, rl2, mask), act(agent, rl2, True)
+        assert (a[mask] == argmax[mask]).all() and (a[~mask] != argmax[~mask]).any(), kind
+        torch.manual_seed(0)
+        none = act(agent, rl2, torch.zeros(256, dtype=torch.bool))
+        torch.manual_seed(0)
+        sampled = act(agent, rl2, False)
+        assert (none == sampled).all(), kind  # no actor marked greedy: the sampled actions, the same random draws
+    with pytest.raises(ValueError, match="--greedy-episodes must lie in"):
+        check_args(amago.Args(greedy_episodes=1.5))
 
 
 def test_a_collector_anneals_like_one_process():

@@ -477,8 +477,8 @@ class EpsilonGreedy:
         u = self.rng.random(n)
         return self.scale_min**u if self.scale_min > 0 else u
 
-    def draw_greedy(self, n):  # (n,) bool: the episodes that act greedily (none drawn at 0: AMAGO's rng stream)
-        return self.rng.random(n) < self.greedy_frac if self.greedy_frac > 0 else np.zeros(n, bool)
+    def draw_greedy(self, n):  # (n,) bool: the episodes that act greedily (no draw at 0 or 1: AMAGO's rng stream)
+        return self.rng.random(n) < self.greedy_frac if 0 < self.greedy_frac < 1 else np.full(n, self.greedy_frac >= 1)
 
     def schedule(self, start, end):
         return max(start - (start - end) * self.step_count / self.anneal, end)
@@ -520,7 +520,7 @@ class EpsilonGreedy:
 
     def load_state_dict(self, d):
         self.scale, self.step_count = d["scale"], d["step_count"]
-        self.greedy = d.get("greedy", np.zeros(len(self.scale), bool))  # absent from checkpoints of older runs
+        self.greedy = d.get("greedy", np.full(len(self.scale), self.greedy_frac >= 1))  # absent from older checkpoints
         self.rng.bit_generator.state = d["rng"]
 
 
@@ -1537,7 +1537,7 @@ def make_exploration(args, envs):
         scale_min=args.eps_scale_min,
         revisit_power=args.eps_revisit_power,
         floor=args.eps_floor,
-        greedy_frac=args.greedy_episodes,
+        greedy_frac=1.0 if args.train_greedy else args.greedy_episodes,  # --train-greedy: every episode greedy
     )
     if args.exploration == "bilevel":
         return BilevelEpsilonGreedy(*common, args.bilevel_horizon, args.bilevel_eps_end, **kw)
@@ -1647,8 +1647,8 @@ if __name__ == "__main__":
         for _ in range(args.timesteps_per_epoch if collect else 0):
             if stop:
                 break
-            # every actor, or the (N,) episodes drawn greedy (--greedy-episodes), or none
-            greedy = args.train_greedy or explore.greedy.any() and torch.from_numpy(explore.greedy).to(device)
+            # every actor, none, or the (N,) episodes drawn greedy (--greedy-episodes)
+            greedy = explore.greedy.all() or explore.greedy.any() and torch.from_numpy(explore.greedy).to(device)
             a, hidden = policy.get_actions(*obs_to_torch(obs, device), hidden, greedy=greedy)
             a = explore(a.cpu().numpy(), obs["time"], obs["obs"])
             with env_errors(

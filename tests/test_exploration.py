@@ -134,11 +134,16 @@ def test_greedy_episodes_are_drawn_per_episode_and_act_on_the_argmax():
     off = amago.EpsilonGreedy(N, space, 1.0, 0.05, 100, seed=0, greedy_frac=0.0)
     off.end_episodes(done)
     assert not off.greedy.any() and (off.scale == np.where(done, redrawn, first)).all()
+    every = amago.EpsilonGreedy(N, space, 1.0, 0.05, 100, seed=0, greedy_frac=1.0)  # what --train-greedy makes
+    every.end_episodes(done)
+    assert every.greedy.all() and (every.scale == np.where(done, redrawn, first)).all()  # no draw at 1 either
     assert (half.scale[done] != redrawn[done]).all()  # at 0.5 the greedy draws come between the scales
     old = half.state_dict()
     del old["greedy"]  # a checkpoint written before the option: no episode greedy
     restored.load_state_dict(old)
     assert not restored.greedy.any()
+    every.load_state_dict(old)  # an older --train-greedy run resumes with every episode greedy
+    assert every.greedy.all()
 
     def act(agent, rl2, greedy):  # one rollout step of 256 actors, all with the same inputs
         obs, t = {"observation": torch.ones(256, 4)}, torch.zeros(256, dtype=torch.long)

@@ -50,6 +50,7 @@ from common.guards import FileCache, check_finite, env_errors, list_trajectory_f
 from common.hooks import load_hook
 from common.kernels import flash_attention, mamba_scan
 from common.logs import make_writer
+from common.memory import keep_freed_memory
 from common.rundir import StopSignals, check_spec, write_atomic
 
 
@@ -1128,15 +1129,15 @@ class CriticEnsemble(nn.Module):
         # the state's share is computed once per state, not once per gamma. Activations stay (C, rows, H), so each
         # later layer is one batched matmul over the C critics.
         W0s = W0[:, :D].transpose(0, 1).reshape(D, C * H)  # (D, C*H): every critic's state weights side by side
-        h = (s.reshape(B * L, D) @ W0s).view(B * L, C, H).transpose(0, 1)  # (C, B*L, H)
-        if self.discrete:
-            h = h + b0.unsqueeze(1)  # (C, B*L, H): rows are states; the G*A outputs hold every gamma and action
-        else:  # add the gamma feature's and the action's share of the first layer, per gamma: rows become B*L*G
-            ga = torch.cat([self.gamma_feat.expand(*a.shape[:-1], 1), a.clamp(-0.999, 0.999)], dim=-1)  # (B,L,G,1+A)
-            ga = ga.view(B * L, self.G, -1)  # (B*L, G, 1+A)
-            h = h.unsqueeze(2) + torch.einsum("ngi,cih->cngh", ga, W0[:, D:]) + b0[:, None, None]  # (C, B*L, G, H)
-            h = h.flatten(1, 2)  # (C, B*L*G, H)
-        h = F.leaky_relu(torch.baddbmm(b1.unsqueeze(1), F.leaky_relu(h), W1))  # (C, rows, H)
+        h = torch.addmm(b0.flatten(), s.reshape(B * L, D), W0s).view(B * L, C, H).transpose(0, 1)  # (C, B*L, H)
+        # Discrete: rows are states, and the G*A outputs hold every gamma and action
+        if not self.discrete:  # Box, MultiBinary: add the gamma feature's and the action's share, per gamma
+            g = self.gamma_feat * W0[:, None, D]  # (C, G, H): the gamma feature's share
+            h = (h.unsqueeze(2) + g.unsqueeze(1)).flatten(1, 2)  # (C, B*L*G, H): rows become B*L*G
+            a = a.clamp(-0.999, 0.999).reshape(1, -1, self.A).expand(C, -1, -1)  # (C, B*L*G, A)
+            h = h.baddbmm(a, W0[:, D + 1 :])  # + the action's share
+        # the activations are applied in place: each (C, rows, H) tensor is written once
+        h = F.leaky_relu(torch.baddbmm(b1.unsqueeze(1), F.leaky_relu(h, inplace=True), W1), inplace=True)
         q = torch.baddbmm(b2.unsqueeze(1), h, W2)  # (C, rows, out)
         if self.discrete:
             return q.view(C, B, L, self.G, self.A).permute(1, 2, 0, 3, 4)  # (B, L, C, G, A)
@@ -1248,7 +1249,7 @@ class Agent(nn.Module):
         s, hidden = self.traj.step(self.embed(obs, rl2.unsqueeze(1)), time.unsqueeze(1), hidden)
         params = self.actor(s)[:, 0, -1]  # (N, F)
         a = self.actor.sample(params, greedy=not torch.is_tensor(greedy) and bool(greedy))  # (N,) or (N, A)
-        if torch.is_tensor(greedy) and greedy.any():
+        if torch.is_tensor(greedy):
             a = torch.where(greedy.view(-1, *[1] * (a.dim() - 1)), self.actor.sample(params, greedy=True), a)
         return a, hidden
 
@@ -1565,6 +1566,7 @@ if __name__ == "__main__":
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
     torch.backends.cudnn.deterministic = args.torch_deterministic
+    keep_freed_memory()  # an update's large tensors reuse freed memory, not fresh pages (common/memory.py)
 
     # env setup
     envs = make_vec_env(args.env_id, args.num_envs, args.env_mode, args.seed, args.capture_video, run_name)

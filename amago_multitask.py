@@ -51,6 +51,7 @@ from common.guards import FileCache, check_finite, env_errors, list_trajectory_f
 from common.hooks import load_hook
 from common.kernels import flash_attention, mamba_scan
 from common.logs import make_writer
+from common.memory import keep_freed_memory
 from common.rundir import StopSignals, check_spec, write_atomic
 
 
@@ -1115,7 +1116,7 @@ class Actor(nn.Module):
             return self.sample(params)  # Box: reparameterized (differentiable); MultiBinary: 0/1 bits
         if differentiable:  # the clipped policy's log-probabilities are the logits, as the reference wraps it
             return F.gumbel_softmax(self.probs(params).log(), tau=temperature, hard=True)
-        return F.one_hot(self.sample(params), self.A).float()
+        return F.one_hot(self.sample(params), self.A).to(params.dtype)
 
 
 # ======= Critic ensemble: C two-hot classifiers evaluated in one batched pass over (critics, samples, gammas) =======
@@ -1149,18 +1150,19 @@ class CriticEnsemble(nn.Module):
         # the state's share is computed once per state, not once per action sample and gamma. Activations stay
         # (C, rows, H), so each later layer is one batched matmul over the C critics.
         W0s = W0[:, :D].transpose(0, 1).reshape(D, C * H)  # (D, C*H): every critic's state weights side by side
-        h = (s.reshape(B * L, D) @ W0s).view(B * L, C, H).transpose(0, 1)  # (C, B*L, H)
+        h = torch.addmm(b0.flatten(), s.reshape(B * L, D), W0s).view(B * L, C, H).transpose(0, 1)  # (C, B*L, H)
         # add the gamma feature's and the action's share, per action sample and gamma: rows become K*B*L*G
-        ga = torch.cat([self.gamma_feat.expand(*a.shape[:-1], 1), a.clamp(-0.999, 0.999)], dim=-1)  # (K,B,L,G,1+A)
-        ga = ga.view(K, B * L, self.G, -1)  # (K, B*L, G, 1+A)
-        h = h[:, None, :, None] + torch.einsum("kngi,cih->ckngh", ga, W0[:, D:]) + b0[:, None, None, None]
-        h = h.flatten(1, 3)  # (C, K*B*L*G, H)
-        h = F.leaky_relu(torch.baddbmm(b1.unsqueeze(1), F.leaky_relu(h), W1))  # (C, rows, H)
+        g = self.gamma_feat * W0[:, None, D]  # (C, G, H): the gamma feature's share
+        h = (h[:, None, :, None] + g[:, None, None]).expand(C, K, B * L, self.G, H).reshape(C, -1, H)  # (C, rows, H)
+        a = a.clamp(-0.999, 0.999).reshape(1, -1, self.A).expand(C, -1, -1)  # (C, K*B*L*G, A)
+        h = h.baddbmm(a, W0[:, D + 1 :])  # + the action's share
+        # the activations are applied in place: each (C, rows, H) tensor is written once
+        h = F.leaky_relu(torch.baddbmm(b1.unsqueeze(1), F.leaky_relu(h, inplace=True), W1), inplace=True)
         logits = torch.baddbmm(b2.unsqueeze(1), h, W2)  # (C, rows, num_bins)
         return logits.view(C, K, B, L, self.G, -1).permute(1, 2, 3, 0, 4, 5)  # (K, B, L, C, G, num_bins)
 
     def value(self, logits):  # (..., num_bins) -> raw value (...): the expected bin in symlog space, then symexp
-        return symexp((logits.softmax(-1) * self.bins).sum(-1))
+        return symexp(logits.softmax(-1) @ self.bins)
 
     def two_hot(self, y):
         """Raw returns y (...) -> labels (..., num_bins): symlog(y) split between its two neighbouring bins, in
@@ -1264,7 +1266,7 @@ class Agent(nn.Module):
         s, hidden = self.traj.step(self.embed(obs, rl2.unsqueeze(1)), time.unsqueeze(1), hidden)
         params = self.actor(s)[:, 0, -1]  # (N, F)
         a = self.actor.sample(params, greedy=not torch.is_tensor(greedy) and bool(greedy))  # (N,) or (N, A)
-        if torch.is_tensor(greedy) and greedy.any():
+        if torch.is_tensor(greedy):
             a = torch.where(greedy.view(-1, *[1] * (a.dim() - 1)), self.actor.sample(params, greedy=True), a)
         return a, hidden
 
@@ -1575,6 +1577,7 @@ if __name__ == "__main__":
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
     torch.backends.cudnn.deterministic = args.torch_deterministic
+    keep_freed_memory()  # an update's large tensors reuse freed memory, not fresh pages (common/memory.py)
 
     # env setup
     envs = make_vec_env(args.env_id, args.num_envs, args.env_mode, args.seed, args.capture_video, run_name)

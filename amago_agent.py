@@ -45,6 +45,7 @@ from common import AMAGO_CLEAN, scale  # noqa: F401 (AMAGO_CLEAN: an ImportError
 from common.args import check_args, resolve_env_ids, restore_flags, save_flags
 from common.batch import make_loader, to_device
 from common.checkpoint import load_checkpoint, save_checkpoint
+from common.compiled import compiled_acting, compiled_update
 from common.evaluate import LOG_PREFIX, index_obs, obs_to_torch
 from common.guards import FileCache, check_finite, env_errors, list_trajectory_files, read_trajectory
 from common.hooks import load_hook
@@ -114,6 +115,8 @@ class Args:
     """AdamW weight decay (on every parameter, as in the reference)"""
     mixed_precision: Literal["no", "fp16", "bf16"] = "no"
     """accelerate's mixed precision for the update (GPU)"""
+    compile: bool = False
+    """torch.compile the update and the acting step; on a GPU each is then replayed as one CUDA graph (docs: --compile)"""
 
     # Timestep encoder, actor and critic sizes
     # deviation: CPU-sized networks (the reference: timestep encoder 512 -> 256, d_model 256, 3 layers, d_ff 1024)
@@ -1497,6 +1500,9 @@ def lr_at(args, updates):
     # deviation: the warm-up lasts --warmup-steps updates on any number of processes (the reference's scheduler,
     # stepped by accelerate once per process, ends it N times sooner on N processes)
     total = num_epochs(args) * updates_per_epoch(args)
+    if torch.is_tensor(updates):  # --compile: the same schedule on the device, inside the compiled step
+        frac = (1.0 - updates / total).clamp(min=0.0) if args.anneal_lr else 1.0
+        return args.learning_rate * (updates / max(args.warmup_steps, 1)).clamp(max=1.0).clamp(max=frac)
     frac = max(0.0, 1.0 - updates / total) if args.anneal_lr else 1.0
     return args.learning_rate * min(1.0, updates / max(args.warmup_steps, 1), frac)
 
@@ -1512,7 +1518,7 @@ def train_step(agent, optimizer, accelerator, batches, args, updates):
             with accelerator.autocast():
                 loss, metrics = agent(batch)
             accelerator.backward(loss / len(batches))
-        if not torch.isfinite(loss):  # one step on a NaN/inf loss makes every weight NaN: stop before it
+        if not args.compile and not torch.isfinite(loss):  # a NaN/inf step makes every weight NaN: stop before it
             raise FloatingPointError(f"non-finite loss {loss.item()} at update {updates}; the weights are unchanged")
     metrics["losses/grad_norm"] = accelerator.clip_grad_norm_(
         accelerator.unwrap_model(agent).trainable_parameters(), args.grad_clip
@@ -1603,6 +1609,9 @@ if __name__ == "__main__":
     trajs = TrajectoryWriter(args.num_envs, buffer, args.traj_save_len, args.max_seq_len, writer_rng)
     if args.eval_only:  # evaluate saved weights on envs (here the eval set), print the metrics as JSON, and exit
         sys.exit(scale.eval_only(args, policy, ckpt_path, envs, trajs, device))
+    if args.compile:  # the same lines compiled; on one GPU replayed as CUDA graphs (common/compiled.py)
+        train_step = compiled_update(train_step, agent, optimizer, accelerator, args)
+        policy.get_actions = compiled_acting(policy.get_actions, policy, accelerator)
     num_params = sum(p.numel() for p in policy.trainable_parameters())
     print(f"{run_name}: {policy.kind} actions, {args.traj_encoder} memory, {num_params:,} parameters, {device}")
 

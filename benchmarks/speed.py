@@ -1,9 +1,11 @@
-"""Time amago_agent.py's update and rollout step, per trajectory encoder, on this machine.
+"""Time a script's update and rollout step, per trajectory encoder, on this machine.
 
     python benchmarks/speed.py                                  # CartPole, every encoder
     python benchmarks/speed.py --env-id Pendulum-v1 --encoders transformer --set critic_hidden=64
-    python benchmarks/speed.py --encoders transformer --compile   # the loss through torch.compile (not in the scripts)
-    python benchmarks/speed.py --device cuda --mixed-precision bf16   # on a GPU, as the script's --mixed-precision
+    python benchmarks/speed.py --script amago_multitask         # AMAGO-2's update (or --script PATH: any copy of one)
+    python benchmarks/speed.py --encoders transformer --compile   # the scripts' --compile (on CUDA: CUDA graphs too)
+    python benchmarks/speed.py --device cuda --mixed-precision bf16 --tf32   # on a GPU, as the script's flags
+    python benchmarks/speed.py --encoders transformer --profile 15   # + the update's 15 costliest ops (torch.profiler)
     python benchmarks/speed.py --loader                         # the replay loader's hand-off, numpy vs torch batches
     python benchmarks/speed.py --env-id envs:Procgen-Memory-TwoShot-v0 --encoders transformer --updates 1 --warmup 1 \
         --set tstep_encoder=cnn cnn=impala max_seq_len=256 num_envs=24 d_model=256 n_layers=3 --budget 50000000
@@ -13,13 +15,17 @@ real vector env with the default number of actors (after one untimed step). Run 
 the same cores halves both figures. --budget N adds the arithmetic for a run of N env steps at these settings: its
 updates (N / (timesteps_per_epoch * num_envs) epochs of batches_per_epoch) and the hours its updates and its acting take
 at the measured speeds, one core each (budget_* keys in the RESULT); with --device cuda the update and the policy run on
-the GPU (the envs on one core), timed between CUDA synchronizations. One `RESULT {json}` line per encoder
-(final_eval_return is null: nothing is trained here; peak_rss_mb is the process's peak so far, so it grows with each
-encoder timed after the first; peak_gpu_mb is each encoder's own).
+the GPU (the envs on one core), timed between CUDA synchronizations. --compile times what the scripts' --compile runs
+(common/compiled.py: the loss compiled; on one CUDA device the whole update and the acting step as CUDA graphs); its
+warm-up (--warmup, at least 5 with it) holds the compilation, reported as warmup_s. One `RESULT {json}` line per
+encoder (final_eval_return is null: nothing is trained here; peak_rss_mb is the process's peak so far, so it grows
+with each encoder timed after the first; peak_gpu_mb is each encoder's own).
 """
 
 import argparse
 import ast
+import functools
+import importlib.util
 import json
 import math
 import resource
@@ -35,6 +41,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import amago_agent as amago  # noqa: E402
 from amago_agent import collate  # noqa: E402
 from common.args import resolve_env_id  # noqa: E402
+from common.compiled import compiled_acting, compiled_update  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_script(name):
+    """amago_agent, amago_multitask, or the path of a copy of either (e.g. an older version, for a before/after)."""
+    path = Path(name) if name.endswith(".py") else ROOT / f"{name}.py"
+    if not path.exists():
+        sys.exit(f"--script {name}: no such script (amago_agent, amago_multitask, or a path to a .py copy of one)")
+    spec = importlib.util.spec_from_file_location(path.stem.replace("-", "_") + "_timed", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def fake_batch(agent, obs_space, B, L):
@@ -173,6 +193,22 @@ def time_loader(args, batches=400, files=2000, pause_s=0.02):
     print("RESULT " + json.dumps(result), flush=True)
 
 
+GRAPH_STEPS = 5  # untimed acting steps with --compile: compilation, then (CUDA) the graph's warm-up and recording
+
+
+def print_profile(update, sync, device, n, updates=10):
+    """The update's n costliest ops by self time over `updates` updates (torch.profiler; CUDA time on a GPU)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
+    with profile(activities=activities) as prof:
+        for _ in range(updates):
+            update()
+        sync()
+    key = "self_cuda_time_total" if device == "cuda" else "self_cpu_time_total"
+    print(prof.key_averages().table(sort_by=key, row_limit=n), flush=True)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--env-id", default="CartPole-v1")
@@ -182,7 +218,12 @@ def main():
     p.add_argument("--budget", type=int, default=0, help="env steps of a run to extrapolate to (0: none)")
     p.add_argument("--rollout-steps", type=int, default=200)
     p.add_argument("--set", nargs="*", default=[], help="Args overrides, e.g. critic_hidden=64 batch_size=32")
-    p.add_argument("--compile", action="store_true", help="time the loss (forward and backward) under torch.compile")
+    p.add_argument("--script", default="amago_agent", help="amago_agent, amago_multitask, or a path to a copy of one")
+    p.add_argument("--compile", action="store_true", help="as the scripts' --compile (common/compiled.py)")
+    p.add_argument("--tf32", action="store_true", help="TF32 matmuls and convolutions on CUDA (torch's default: off)")
+    p.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    p.add_argument("--no-keep-freed-memory", action="store_true", help="skip main's keep_freed_memory() (its share)")
+    p.add_argument("--profile", type=int, default=0, help="print the update's N costliest ops (torch.profiler)")
     p.add_argument("--loader", action="store_true", help="time the replay loader's hand-off instead (no encoders)")
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="where the update and the policy run")
     p.add_argument("--mixed-precision", default="no", choices=["no", "bf16", "fp16"], help="as the script's flag")
@@ -191,15 +232,27 @@ def main():
         return time_loader(with_overrides(amago.Args(), a.set))
     from accelerate import Accelerator
 
+    script = amago if a.script == "amago_agent" else load_script(a.script)
+    keep = hasattr(script, "keep_freed_memory") and not a.no_keep_freed_memory  # as the script's main does
+    if keep:
+        script.keep_freed_memory()
+    if a.threads:
+        torch.set_num_threads(a.threads)
+    if a.tf32:
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
+    if a.compile:
+        a.warmup = max(a.warmup, 5)  # compilation, then (CUDA) the graph's warm-up calls and its recording
+
     if a.device == "cuda" and not torch.cuda.is_available():
         sys.exit("--device cuda: torch sees no CUDA device here (torch.cuda.is_available() is False)")
     sync = torch.cuda.synchronize if a.device == "cuda" else (lambda: None)  # CUDA runs ahead of the host: wait
     device_name = torch.cuda.get_device_name() if a.device == "cuda" else "cpu"
     for enc in a.encoders:
-        args = with_overrides(amago.Args(env_id=a.env_id, traj_encoder=enc), a.set)
+        args = with_overrides(script.Args(env_id=a.env_id, traj_encoder=enc), a.set)
+        args.compile, args.mixed_precision = a.compile, a.mixed_precision
         env_id = resolve_env_id(args.env_id)
-        envs = amago.make_vec_env(env_id, args.num_envs, "sync", args.seed)
-        agent = amago.Agent(args, envs.single_observation_space["obs"], envs.single_action_space)
+        envs = script.make_vec_env(env_id, args.num_envs, "sync", args.seed)
+        agent = script.Agent(args, envs.single_observation_space["obs"], envs.single_action_space)
         opt = torch.optim.AdamW(
             agent.trainable_parameters(), lr=args.learning_rate, weight_decay=args.weight_decay, fused=True
         )  # as main
@@ -209,27 +262,32 @@ def main():
             torch.cuda.reset_peak_memory_stats()  # peak_gpu_mb: this encoder's alone
         batch = fake_batch(agent, envs.single_observation_space["obs"], args.batch_size, args.max_seq_len + 1)
         batch = amago.to_device(batch, acc.device)
+        policy = acc.unwrap_model(agent)
+        train_step = script.train_step
+        if a.compile:  # as main does
+            train_step = compiled_update(train_step, agent, opt, acc, args)
+            policy.get_actions = compiled_acting(policy.get_actions, policy, acc)
         agent.train()
-        if a.compile:
-            agent.forward = torch.compile(agent.forward)
         t0 = time.time()
         for _ in range(a.warmup):  # warm-up: allocator, lazy init (and the compile)
-            amago.train_step(agent, opt, acc, batch, args, 100)
+            train_step(agent, opt, acc, batch, args, 100)
         sync()
         warmup_s = time.time() - t0
         t0 = time.time()
         for _ in range(a.updates):
-            amago.train_step(agent, opt, acc, batch, args, 100)
+            train_step(agent, opt, acc, batch, args, 100)
         sync()
         update_s = (time.time() - t0) / a.updates
+        if a.profile:
+            print_profile(functools.partial(train_step, agent, opt, acc, batch, args, 100), sync, a.device, a.profile)
 
         agent.eval()
         obs, _ = envs.reset(seed=args.seed)
-        policy = acc.unwrap_model(agent)
         hidden = policy.traj.init_hidden(args.num_envs, acc.device)
+        warm = GRAPH_STEPS if a.compile else 1  # untimed: lazy init, the first CUDA calls (and compile, graphs)
         with torch.no_grad():
-            for step in range(a.rollout_steps + 1):  # step 0 is untimed (lazy init, the first CUDA calls)
-                if step == 1:
+            for step in range(a.rollout_steps + warm):
+                if step == warm:
                     t0 = time.time()
                 actions, hidden = policy.get_actions(*amago.obs_to_torch(obs, acc.device), hidden)
                 obs, _, term, trunc, _ = envs.step(actions.cpu().numpy())
@@ -243,6 +301,7 @@ def main():
             flush=True,
         )
         result = {
+            "script": a.script,
             "env_id": env_id,
             "traj_encoder": enc,
             "env_steps": env_steps,
@@ -257,12 +316,16 @@ def main():
             "compile": a.compile,
             "device": device_name,
             "mixed_precision": a.mixed_precision,
+            "tf32": a.tf32,
+            "keep_freed_memory": keep,
+            "batch_size": args.batch_size,
+            "max_seq_len": args.max_seq_len,
             "warmup_s": round(warmup_s, 1),
             **({"peak_gpu_mb": round(torch.cuda.max_memory_allocated() / 2**20, 1)} if a.device == "cuda" else {}),
             "final_eval_return": None,
         }
         if a.budget:  # the run's updates as the script counts them (main's epochs), and the hours each side takes
-            updates = math.ceil(a.budget / (args.timesteps_per_epoch * args.num_envs)) * amago.updates_per_epoch(args)
+            updates = math.ceil(a.budget / (args.timesteps_per_epoch * args.num_envs)) * script.updates_per_epoch(args)
             result |= {
                 "budget_env_steps": a.budget,
                 "budget_updates": updates,

@@ -41,6 +41,7 @@ def flash_attention(q, k, v, window_size=None):
     return out.transpose(1, 2)  # flash-attn works in (B, L, H, E)
 
 
+@torch.compiler.disable  # under --compile: the pure scan, a loop over L, would unroll into a graph L times as long
 def mamba_scan(pure_scan, u, dt, A, Bm, Cm, D, z):
     """Mamba's gated selective scan (arguments as `fused_mamba_scan`'s) through mamba-ssm's fused kernel on CUDA when
     it is installed, else through `pure_scan(u, dt, A, Bm, Cm, D, z)`, announced once with how to get the kernel."""

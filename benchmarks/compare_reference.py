@@ -26,10 +26,17 @@ What is timed:
   the CPU size (274,084 trainable parameters, 24 x 32), update_paper the reference's own size (3,536,560, 24 x 128).
 - ctx_L32 ... ctx_L1024: context scaling, the small transformer with 3,072 tokens per batch at every length
   (96 x 32, 24 x 128, 12 x 256, 6 x 512, 3 x 1,024): updates/s and peak RSS as the window grows.
+- update_box, update_multitask, update_multitask_box: the CPU size's update on Pendulum's Box action (AMAGO's
+  action-conditioned critic) and AMAGO-2's (ours: amago_multitask.py; the reference: amago.agent.MultiTaskAgent, its
+  two-hot critic over 128 bins and V(s) from 3 sampled actions) on LunarLander's Discrete(4) and on Pendulum.
+- `--device cuda`: the update benches on one GPU, timed between CUDA synchronizations. The reference runs as it does
+  on a GPU: its torch.compile'd functions compiled, flash-attn's FlashAttention if that package imports (else its
+  VanillaAttention; the RESULT says which); `--compile` runs ours with the scripts' --compile (CUDA graphs).
 Every worker also reports its peak RSS. One `RESULT {json}` line per benchmark at the end.
 """
 
 import argparse
+import importlib.util
 import json
 import os
 import re
@@ -56,6 +63,14 @@ BENCHES = {
 }
 # context scaling: the small transformer at max_seq_len 32 -> 1,024 with the same 3,072 tokens per batch
 BENCHES.update({f"ctx_L{L}": ("transformer", SMALL, 3072 // L, L) for L in (32, 128, 256, 512, 1024)})
+# what an update trains, where not AMAGO on LunarLander's Discrete(4): (agent, env id, obs dim, action dim, discrete)
+TASK = ("amago", ENV_ID, 8, 4, True)
+TASKS = {
+    "update_box": ("amago", "Pendulum-v1", 3, 1, False),
+    "update_multitask": ("multitask", ENV_ID, 8, 4, True),
+    "update_multitask_box": ("multitask", "Pendulum-v1", 3, 1, False),
+}
+BENCHES.update({name: ("transformer", SMALL, 24, 32) for name in TASKS})
 
 
 def peak_rss_mb():
@@ -63,12 +78,24 @@ def peak_rss_mb():
 
 
 # ----------------------------------------------- reference side (its venv) -----------------------------------------------
-def reference_experiment(enc, sizes, batch_size, L, workdir, steps_per_epoch):
+def reference_attention():
+    """The reference's attention: its FlashAttention (flash-attn's kernels) on CUDA where that package imports, else
+    its VanillaAttention (its FlashAttention default needs both)."""
+    import amago
+    import torch
+
+    flash = amago.nets.transformer.flash_attn is not None and torch.cuda.is_available()
+    return amago.nets.transformer.FlashAttention if flash else amago.nets.transformer.VanillaAttention
+
+
+def reference_experiment(enc, sizes, batch_size, L, workdir, steps_per_epoch, task=TASK):
     import amago
     import gin
     import gymnasium as gym
     from amago.envs import AMAGOEnv
 
+    agent, env_id = task[:2]
+    agent_cls = "amago.agent.MultiTaskAgent" if agent == "multitask" else "amago.agent.Agent"
     tf = "amago.nets.traj_encoders.TformerTrajEncoder"
     bindings = {
         "amago.nets.tstep_encoders.FFTstepEncoder.n_layers": 2,
@@ -76,14 +103,15 @@ def reference_experiment(enc, sizes, batch_size, L, workdir, steps_per_epoch):
         "amago.nets.tstep_encoders.FFTstepEncoder.d_output": sizes["tstep_dim"],
         "amago.nets.actor_critic.Actor.d_hidden": sizes["actor_hidden"],
         "amago.nets.actor_critic.NCritics.d_hidden": sizes["critic_hidden"],
-        "amago.agent.Agent.num_critics": 4,
+        "amago.nets.actor_critic.NCriticsTwoHot.d_hidden": sizes["critic_hidden"],
+        f"{agent_cls}.num_critics": 4,
         "amago.nets.policy_dists.Discrete.clip_prob_high": 1.0,
         "amago.nets.policy_dists.Discrete.clip_prob_low": 1e-6,
         f"{tf}.d_model": sizes["d_model"],
         f"{tf}.n_layers": sizes["n_layers"],
         f"{tf}.n_heads": 8,
         f"{tf}.d_ff": sizes["d_ff"],
-        f"{tf}.attention_type": amago.nets.transformer.VanillaAttention,
+        f"{tf}.attention_type": reference_attention(),
         "amago.nets.traj_encoders.GRUTrajEncoder.d_hidden": sizes["d_model"],
         "amago.nets.traj_encoders.GRUTrajEncoder.d_output": sizes["d_model"],
         "amago.nets.traj_encoders.GRUTrajEncoder.n_layers": sizes["n_layers"],
@@ -92,7 +120,7 @@ def reference_experiment(enc, sizes, batch_size, L, workdir, steps_per_epoch):
         for k, v in bindings.items():
             gin.bind_parameter(k, v)
     traj = {"transformer": amago.nets.traj_encoders.TformerTrajEncoder, "gru": amago.nets.traj_encoders.GRUTrajEncoder}
-    make_env = lambda: AMAGOEnv(gym.make(ENV_ID), env_name=ENV_ID)  # noqa: E731
+    make_env = lambda: AMAGOEnv(gym.make(env_id), env_name=env_id)  # noqa: E731
     exp = amago.Experiment(
         run_name="ref",
         ckpt_base_dir=workdir,
@@ -100,7 +128,7 @@ def reference_experiment(enc, sizes, batch_size, L, workdir, steps_per_epoch):
         dataset=amago.loading.DiskTrajDataset(dset_root=workdir, dset_name="ref", dset_max_size=20_000),
         tstep_encoder_type=amago.nets.tstep_encoders.FFTstepEncoder,
         traj_encoder_type=traj[enc],
-        agent_type=amago.agent.Agent,
+        agent_type=amago.agent.MultiTaskAgent if agent == "multitask" else amago.agent.Agent,
         make_train_env=make_env,
         make_val_env=make_env,
         val_timesteps_per_epoch=100,
@@ -119,10 +147,17 @@ def reference_experiment(enc, sizes, batch_size, L, workdir, steps_per_epoch):
 
 def reference_worker(bench, seconds, workdir):
     enc, sizes, B, L = BENCHES[bench]
-    import amago
+    task = TASKS.get(bench, TASK)
+    import sys
+    import types
+
     import torch
 
-    exp = reference_experiment(enc, sizes, B, L, workdir, steps_per_epoch=100)
+    if importlib.util.find_spec("wandb") is None:  # imported by amago.agent for logging, which no worker does
+        sys.modules["wandb"] = types.ModuleType("wandb")
+    import amago
+
+    exp = reference_experiment(enc, sizes, B, L, workdir, steps_per_epoch=100, task=task)
     pol = exp.policy  # trainable: the encoders, actor and critics (not its target or "maximized" copies)
     params = sum(
         p.numel() for m in (pol.tstep_encoder, pol.traj_encoder, pol.actor, pol.critics) for p in m.parameters()
@@ -134,23 +169,37 @@ def reference_worker(bench, seconds, workdir):
             exp.collect_new_training_data()
             steps += 8 * exp.train_timesteps_per_epoch
         return {"env_steps_per_s": steps / (time.time() - t0), "params": params}
-    T = L + 1
+    T, (_, _, obs_dim, A, discrete) = L + 1, task
     batch = amago.loading.Batch(
-        obs={"observation": torch.randn(B, T, 8)},
-        rl2s=torch.randn(B, T, 5),
+        obs={"observation": torch.randn(B, T, obs_dim)},
+        rl2s=torch.randn(B, T, A + 1),
         rews=torch.randn(B, L, 1),
         dones=torch.zeros(B, L, 1, dtype=torch.bool),
-        actions=torch.nn.functional.one_hot(torch.randint(0, 4, (B, L)), 4).float(),
+        actions=synthetic_actions(B, L, A, discrete),
         time_idxs=torch.randint(0, 500, (B, T, 1)),
-    )
+    ).to(exp.DEVICE)
     exp.policy_aclr.train()
-    for _ in range(3):
+    sync = torch.cuda.synchronize if exp.DEVICE.type == "cuda" else (lambda: None)
+    for _ in range(5 if exp.DEVICE.type == "cuda" else 3):  # on CUDA, its torch.compile'd functions compile here
         exp.train_step(batch, log_step=False)
+    sync()
     t0, n = time.time(), 0
     while time.time() - t0 < seconds:
         exp.train_step(batch, log_step=False)
         n += 1
-    return {"updates_per_s": n / (time.time() - t0), "params": params}
+        if n % 10 == 0:
+            sync()
+    sync()
+    attention = reference_attention().__name__ if enc == "transformer" else None
+    return {"updates_per_s": n / (time.time() - t0), "params": params, "attention": attention}
+
+
+def synthetic_actions(B, L, A, discrete):
+    import torch
+
+    if discrete:
+        return torch.nn.functional.one_hot(torch.randint(0, A, (B, L)), A).float()
+    return torch.rand(B, L, A) * 2 - 1
 
 
 # --------------------------------------------------- our side ---------------------------------------------------
@@ -187,35 +236,50 @@ def our_worker(bench, seconds, workdir):
             "peak_rss_mb": rss,
             "params": int(params[1].replace(",", "")),
         }
+    import importlib
+
     import torch
     from accelerate import Accelerator
 
-    import amago_agent as amago
     from common.args import resolve_env_id
+    from common.compiled import compiled_update
 
-    args = amago.tyro.cli(amago.Args, args=["--env-id", ENV_ID, *our_flags(enc, sizes, B, L)])
+    agent_kind, env_id, obs_dim, A, discrete = TASKS.get(bench, TASK)
+    amago = importlib.import_module("amago_multitask" if agent_kind == "multitask" else "amago_agent")
+    device, compile_ = os.environ.get("COMPARE_DEVICE", "cpu"), os.environ.get("COMPARE_COMPILE") == "1"
+    args = amago.tyro.cli(amago.Args, args=["--env-id", env_id, *our_flags(enc, sizes, B, L)])
+    args.compile = compile_
+    amago.keep_freed_memory()  # as main does
     envs = amago.make_vec_env(resolve_env_id(args.env_id), 1, "sync", args.seed)
     agent = amago.Agent(args, envs.single_observation_space["obs"], envs.single_action_space)
-    opt = torch.optim.AdamW(agent.trainable_parameters(), lr=args.learning_rate, weight_decay=args.weight_decay)
-    acc = Accelerator(cpu=True)
+    params = agent.trainable_parameters()
+    opt = torch.optim.AdamW(params, lr=args.learning_rate, weight_decay=args.weight_decay, fused=True)  # as main
+    acc = Accelerator(cpu=device == "cpu")
     agent, opt = acc.prepare(agent, opt)
+    train_step = compiled_update(amago.train_step, agent, opt, acc, args) if compile_ else amago.train_step
     T = L + 1
     batch = {
-        "obs": {"observation": torch.randn(B, T, 8)},
-        "rl2": torch.randn(B, T, 5),
+        "obs": {"observation": torch.randn(B, T, obs_dim)},
+        "rl2": torch.randn(B, T, A + 1),
         "time": torch.randint(0, 500, (B, T)),
         "mask": torch.ones(B, T, dtype=torch.bool),
-        "actions": torch.nn.functional.one_hot(torch.randint(0, 4, (B, L)), 4).float(),
+        "actions": synthetic_actions(B, L, A, discrete),
         "rewards": torch.randn(B, L),
         "terminated": torch.zeros(B, L, dtype=torch.bool),
     }
+    batch = amago.to_device(batch, acc.device)
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
     agent.train()
-    for _ in range(3):
-        amago.train_step(agent, opt, acc, [batch], args, 1000)
+    for _ in range(6 if compile_ else 3):  # --compile: the compilation, the graph's warm-up and its recording
+        train_step(agent, opt, acc, [batch], args, 1000)
+    sync()
     t0, n = time.time(), 0
     while time.time() - t0 < seconds:
-        amago.train_step(agent, opt, acc, [batch], args, 1000)
+        train_step(agent, opt, acc, [batch], args, 1000)
         n += 1
+        if n % 10 == 0:
+            sync()
+    sync()
     params = sum(p.numel() for p in acc.unwrap_model(agent).trainable_parameters())
     return {"updates_per_s": n / (time.time() - t0), "params": params}
 
@@ -228,8 +292,12 @@ def worker(side, bench, seconds):
 
 
 # ---------------------------------------------------- driver ----------------------------------------------------
-def run_worker(python, side, bench, seconds, threads):
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads), TORCH_COMPILE_DISABLE="1")
+def run_worker(python, side, bench, seconds, threads, device="cpu", compile_=False):
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads), COMPARE_DEVICE=device)
+    if device == "cpu":  # the reference's torch.compile fails on the CPU
+        env["TORCH_COMPILE_DISABLE"] = "1"
+    if compile_:
+        env["COMPARE_COMPILE"] = "1"
     cmd = [python, __file__, "--worker", side, "--bench", bench, "--seconds", str(seconds)]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("WORKER ")]
@@ -245,6 +313,8 @@ def main():
     p.add_argument("--pairs", type=int, default=3, help="interleaved (reference, ours) pairs per benchmark")
     p.add_argument("--seconds", type=float, default=60.0, help="timed seconds per worker")
     p.add_argument("--threads", type=int, default=1, help="torch threads per worker (2: what each gets alone here)")
+    p.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="where the update benches run")
+    p.add_argument("--compile", action="store_true", help="ours with the scripts' --compile (on CUDA: CUDA graphs)")
     p.add_argument("--worker", choices=["reference", "ours"], help=argparse.SUPPRESS)
     a = p.parse_args()
     if a.worker:
@@ -257,8 +327,8 @@ def main():
         metric = "env_steps_per_s" if bench == "collect" else "updates_per_s"
         pairs = []
         for i in range(a.pairs):
-            ref = run_worker(a.ref_python, "reference", bench, a.seconds, a.threads)
-            ours = run_worker(sys.executable, "ours", bench, a.seconds, a.threads)
+            ref = run_worker(a.ref_python, "reference", bench, a.seconds, a.threads, a.device)
+            ours = run_worker(sys.executable, "ours", bench, a.seconds, a.threads, a.device, a.compile)
             pairs.append((ref, ours))
             print(
                 f"{bench} pair {i + 1}: reference {ref[metric]:.2f} ours {ours[metric]:.2f} "
@@ -269,10 +339,15 @@ def main():
         ratios = [o[metric] / r[metric] for r, o in pairs]
         rss = [o["peak_rss_mb"] / r["peak_rss_mb"] for r, o in pairs]
         enc, sizes, B, L = BENCHES[bench]
+        agent_kind, env_id = TASKS.get(bench, TASK)[:2]
         result = {
-            "env_id": ENV_ID,
+            "env_id": env_id,
+            "agent": agent_kind,
             "traj_encoder": enc,
             "bench": bench,
+            "device": a.device,
+            "compile": a.compile,
+            "reference_attention": pairs[0][0].get("attention"),
             "batch_size": B,
             "max_seq_len": L,
             "trainable_params": pairs[0][1].get("params"),

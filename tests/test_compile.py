@@ -264,3 +264,29 @@ def test_a_script_runs_compiled_and_its_checkpoint_resumes_eagerly(tmp_path):
         assert out.returncode == 0, out.stderr[-3000:]
     state = torch.load(tmp_path / "runs/c/checkpoint.pt", weights_only=False)
     assert state["counters"]["epoch"] == 3 and state["counters"]["updates"] == 6
+
+
+def test_gpu_script_parses_and_refuses_an_unknown_stage():
+    """benchmarks/gpu.sh runs only on a GPU; here: its syntax, and a clear error for a stage it does not have (its
+    commands themselves run on the CPU with `DRY=1 bash benchmarks/gpu.sh all`, a few minutes)."""
+    script = str(ROOT / "benchmarks/gpu.sh")
+    assert subprocess.run(["bash", "-n", script], capture_output=True).returncode == 0
+    out = subprocess.run(["bash", script, "speeed"], capture_output=True, text=True)
+    assert out.returncode == 2 and "[all|quick|tests|speed|reference|loop|budget], got 'speeed'" in out.stderr
+
+
+def test_loop_split_prices_each_epoch_at_its_logged_rates():
+    """Three epochs of 800 env steps and 200 updates, logged at 100 s, 160 s, 230 s: from the first epoch's end on,
+    800/400 + 800/200 s collecting and 200/20 + 200/10 s updating of 130 s."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from loop_split import split
+
+    ends = [(100.0, 800, 200), (160.0, 1600, 400), (230.0, 2400, 600)]
+    scalars = {
+        "charts/updates": ends,
+        "charts/collect_SPS": [(t, s, r) for (t, s, _), r in zip(ends, (900.0, 400.0, 200.0))],
+        "charts/updates_per_s": [(t, s, r) for (t, s, _), r in zip(ends, (5.0, 20.0, 10.0))],
+    }
+    r = split(scalars)
+    assert r["wall_s"] == 130.0 and r["collect_s"] == 6.0 and r["update_s"] == 30.0 and r["other_s"] == 94.0
+    assert r["env_steps"] == 1600 and r["updates"] == 400 and r["steady_update_rate"] == 15.0

@@ -36,7 +36,6 @@ Every worker also reports its peak RSS. One `RESULT {json}` line per benchmark a
 """
 
 import argparse
-import importlib.util
 import json
 import os
 import re
@@ -148,13 +147,17 @@ def reference_experiment(enc, sizes, batch_size, L, workdir, steps_per_epoch, ta
 def reference_worker(bench, seconds, workdir):
     enc, sizes, B, L = BENCHES[bench]
     task = TASKS.get(bench, TASK)
+    import importlib.machinery
     import sys
     import types
 
     import torch
 
-    if importlib.util.find_spec("wandb") is None:  # imported by amago.agent for logging, which no worker does
+    try:
+        import wandb  # noqa: F401
+    except ImportError:  # amago.agent imports it for logging, which no worker does (a GPU machine may lack it)
         sys.modules["wandb"] = types.ModuleType("wandb")
+        sys.modules["wandb"].__spec__ = importlib.machinery.ModuleSpec("wandb", None)  # for find_spec's callers
     import amago
 
     exp = reference_experiment(enc, sizes, B, L, workdir, steps_per_epoch=100, task=task)

@@ -29,6 +29,7 @@ What is timed:
 - update_box, update_multitask, update_multitask_box: the CPU size's update on Pendulum's Box action (AMAGO's
   action-conditioned critic) and AMAGO-2's (ours: amago_multitask.py; the reference: amago.agent.MultiTaskAgent, its
   two-hot critic over 128 bins and V(s) from 3 sampled actions) on LunarLander's Discrete(4) and on Pendulum.
+- `--mixed-precision bf16`: both sides' updates under accelerate's bf16 autocast (a CPU with native bf16, or a GPU).
 - `--device cuda`: the update benches on one GPU, timed between CUDA synchronizations. The reference runs as it does
   on a GPU: its torch.compile'd functions compiled, flash-attn's FlashAttention if that package imports (else its
   VanillaAttention; the RESULT says which); `--compile` runs ours with the scripts' --compile (CUDA graphs).
@@ -139,6 +140,7 @@ def reference_experiment(enc, sizes, batch_size, L, workdir, steps_per_epoch, ta
         dloader_workers=0,
         batch_size=batch_size,
         train_timesteps_per_epoch=steps_per_epoch,
+        mixed_precision=os.environ.get("COMPARE_MIXED_PRECISION", "no"),
     )
     exp.start()
     return exp
@@ -257,7 +259,8 @@ def our_worker(bench, seconds, workdir):
     agent = amago.Agent(args, envs.single_observation_space["obs"], envs.single_action_space)
     params = agent.trainable_parameters()
     opt = torch.optim.AdamW(params, lr=args.learning_rate, weight_decay=args.weight_decay, fused=True)  # as main
-    acc = Accelerator(cpu=device == "cpu")
+    args.mixed_precision = os.environ.get("COMPARE_MIXED_PRECISION", "no")
+    acc = Accelerator(cpu=device == "cpu", mixed_precision=args.mixed_precision)
     agent, opt = acc.prepare(agent, opt)
     train_step = compiled_update(amago.train_step, agent, opt, acc, args) if compile_ else amago.train_step
     T = L + 1
@@ -295,8 +298,9 @@ def worker(side, bench, seconds):
 
 
 # ---------------------------------------------------- driver ----------------------------------------------------
-def run_worker(python, side, bench, seconds, threads, device="cpu", compile_=False):
+def run_worker(python, side, bench, seconds, threads, device="cpu", compile_=False, mixed_precision="no"):
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads), COMPARE_DEVICE=device)
+    env["COMPARE_MIXED_PRECISION"] = mixed_precision
     if device == "cpu":  # the reference's torch.compile fails on the CPU
         env["TORCH_COMPILE_DISABLE"] = "1"
     if compile_:
@@ -318,6 +322,9 @@ def main():
     p.add_argument("--threads", type=int, default=1, help="torch threads per worker (2: what each gets alone here)")
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="where the update benches run")
     p.add_argument("--compile", action="store_true", help="ours with the scripts' --compile (on CUDA: CUDA graphs)")
+    p.add_argument(
+        "--mixed-precision", default="no", choices=["no", "bf16"], help="both sides' autocast (accelerate's)"
+    )
     p.add_argument("--worker", choices=["reference", "ours"], help=argparse.SUPPRESS)
     a = p.parse_args()
     if a.worker:
@@ -330,8 +337,10 @@ def main():
         metric = "env_steps_per_s" if bench == "collect" else "updates_per_s"
         pairs = []
         for i in range(a.pairs):
-            ref = run_worker(a.ref_python, "reference", bench, a.seconds, a.threads, a.device)
-            ours = run_worker(sys.executable, "ours", bench, a.seconds, a.threads, a.device, a.compile)
+            ref = run_worker(a.ref_python, "reference", bench, a.seconds, a.threads, a.device, False, a.mixed_precision)
+            ours = run_worker(
+                sys.executable, "ours", bench, a.seconds, a.threads, a.device, a.compile, a.mixed_precision
+            )
             pairs.append((ref, ours))
             print(
                 f"{bench} pair {i + 1}: reference {ref[metric]:.2f} ours {ours[metric]:.2f} "
@@ -350,6 +359,7 @@ def main():
             "bench": bench,
             "device": a.device,
             "compile": a.compile,
+            "mixed_precision": a.mixed_precision,
             "reference_attention": pairs[0][0].get("attention"),
             "batch_size": B,
             "max_seq_len": L,

@@ -116,7 +116,7 @@ class Args:
     mixed_precision: Literal["no", "fp16", "bf16"] = "no"
     """accelerate's mixed precision for the update (GPU)"""
     compile: bool = False
-    """torch.compile the update and the acting step; on a GPU each is then replayed as one CUDA graph (docs: --compile)"""
+    """torch.compile the update and acting step, on a GPU replayed as CUDA graphs; no gain on a CPU (docs: --compile)"""
 
     # Timestep encoder, actor and critic sizes
     # deviation: CPU-sized networks (the reference: timestep encoder 512 -> 256, d_model 256, 3 layers, d_ff 1024)

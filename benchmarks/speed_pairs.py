@@ -1,16 +1,18 @@
 """Interleaved pairs of speed.py runs: two versions of a script, or one script with and without some flags, timed
 back to back in fresh processes on one thread each (the order alternates from pair to pair), so that the load of a
-shared machine hits both sides alike; prints each pair and the median ratio (after / before in updates/s) with its range.
+shared machine hits both sides alike; prints each pair and the median ratio (after / before, in updates/s) and its
+range.
 
     git show d082d4a:amago_multitask.py > /tmp/before_multitask.py      # the code before a change, outside the repo
     python benchmarks/speed_pairs.py --name multitask_cartpole --pairs 5 --before /tmp/before_multitask.py \\
         --after amago_multitask -- --env-id CartPole-v1 --encoders transformer --updates 20
     python benchmarks/speed_pairs.py --name bf16_box --pairs 3 --before amago_agent --after amago_agent \\
-        --after-flags "--mixed-precision bf16" -- --env-id Pendulum-v1 --encoders transformer
+        --after-flags="--mixed-precision bf16" -- --env-id Pendulum-v1 --encoders transformer
 
-Everything after `--` goes to both sides' speed.py (one encoder). Ends with one `RESULT {json}` line: both sides'
-updates/s and update times per pair, their medians and ranges, the ratio's median and range, and the commands;
---record writes it to benchmarks/results/speed/<name>.json.
+Everything after `--` goes to both sides' speed.py (one encoder). A side's flags go as one argument with `=`
+(`--after-flags=--compile`): argparse takes a lone value that starts with `--` for an option. Ends with one
+`RESULT {json}` line: both sides' updates/s, update times and acting rates per pair, the medians and ranges, the
+ratio's median and range, and the commands; --record writes it to benchmarks/results/speed/<name>.json.
 """
 
 import argparse
@@ -75,8 +77,15 @@ def main():
         "traj_encoder": first["traj_encoder"],
         "pairs": a.pairs,
         "threads": 1,
-        "before": {"command": commands["before"], "updates_per_s": ups["before"], "update_ms": ms["before"]},
-        "after": {"command": commands["after"], "updates_per_s": ups["after"], "update_ms": ms["after"]},
+        **{
+            side: {
+                "command": commands[side],
+                "updates_per_s": ups[side],
+                "update_ms": ms[side],
+                "rollout_env_steps_per_s": [r["env_steps_per_s"] for r in runs[side]],  # speed.py's acting rate
+            }
+            for side in ("before", "after")
+        },
         "before_update_ms": summary(ms["before"]),
         "after_update_ms": summary(ms["after"]),
         "ratio_median": round(statistics.median(ratios), 3),

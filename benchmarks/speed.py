@@ -273,11 +273,12 @@ def main():
             train_step(agent, opt, acc, batch, args, 100)
         sync()
         warmup_s = time.time() - t0
-        t0 = time.time()
+        t0, r0 = time.time(), resource.getrusage(resource.RUSAGE_SELF)
         for _ in range(a.updates):
             train_step(agent, opt, acc, batch, args, 100)
         sync()
-        update_s = (time.time() - t0) / a.updates
+        update_s, r1 = (time.time() - t0) / a.updates, resource.getrusage(resource.RUSAGE_SELF)
+        faults, sys_s = (r1.ru_minflt - r0.ru_minflt) / a.updates, (r1.ru_stime - r0.ru_stime) / a.updates
         if a.profile:
             print_profile(functools.partial(train_step, agent, opt, acc, batch, args, 100), sync, a.device, a.profile)
 
@@ -310,6 +311,8 @@ def main():
             "env_steps_per_s": round(env_steps / rollout_s, 1),
             "updates_per_s": round(1 / update_s, 2),
             "update_ms": round(update_s * 1000, 1),
+            "page_faults_per_update": round(faults),  # minor faults: fresh pages the kernel zeroed for the update
+            "kernel_ms_per_update": round(sys_s * 1000, 1),  # the process's system time, per update
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
             "trainable_params": n_params,
             "threads": torch.get_num_threads(),

@@ -83,6 +83,8 @@ def main():
                 "updates_per_s": ups[side],
                 "update_ms": ms[side],
                 "rollout_env_steps_per_s": [r["env_steps_per_s"] for r in runs[side]],  # speed.py's acting rate
+                "page_faults_per_update": [r.get("page_faults_per_update") for r in runs[side]],
+                "kernel_ms_per_update": [r.get("kernel_ms_per_update") for r in runs[side]],
             }
             for side in ("before", "after")
         },

@@ -1,11 +1,12 @@
 """The process's memory allocator: keep freed memory for reuse instead of handing it back to the operating system.
 
 An update allocates and frees the same large activations every time (AMAGO-2's critic: (critics, samples x batch x
-steps x gammas, width) tensors of ~33 MB at the defaults). glibc's malloc serves such a size from a fresh mmap and
-unmaps it on free (or trims the heap's free top), so every update pays the kernel to fault in and zero those pages
-again: 55,000 page faults and ~110 of 370 ms per AMAGO-2 update at the defaults on 2 AMD EPYC cores, 40,000 and ~75
-of 220 ms per Box-action update (benchmarks/README.md, "Speed"). With freed memory kept, the same update faults
-nothing after its first. The process's resident memory then stays at its peak instead of shrinking between updates."""
+steps x gammas, width) tensors of up to 33 MB at the defaults). glibc's malloc serves such a size from a fresh mmap
+and unmaps it on free (or trims the heap's free top), so every update pays the kernel to fault in and zero those
+pages again. On one AMD EPYC core at the defaults, AMAGO-2's update faulted ~43,000 pages (~70 ms of kernel time) and
+took 293 ms, 222 ms with freed memory kept; the Box-action update ~21,000 pages, 169 ms against 134
+(benchmarks/results/speed/keep_freed_memory_*.json). With freed memory kept, an update faults nothing after its
+first. The process's resident memory then stays at its peak instead of shrinking between updates."""
 
 import ctypes
 import ctypes.util

@@ -3,6 +3,7 @@ it wrote (`runs/<run_name>/events.*`)."""
 
 import bisect
 import json
+import time
 from pathlib import Path
 
 import numpy as np
@@ -79,3 +80,58 @@ def print_result(result: dict, record=None):
         Path(record).parent.mkdir(parents=True, exist_ok=True)
         Path(record).write_text(json.dumps(result, indent=1) + "\n")
     print("RESULT " + json.dumps(result), flush=True)
+
+
+class Progress:
+    """The terminal's progress bar: env steps toward the run's total (a collector: the env steps it collected, no
+    total; a learner of collector processes: its updates toward its total, with the collectors' env steps), the live
+    update count, updates/s since this process started, and the last eval return with its age. The ETA is the remaining count at the average
+    rate since start (tqdm's smoothing off), so that the burst of env steps of each epoch's rollout does not swing it.
+    `show` is called on the hot paths (every env step, every update): it redraws at most twice a second."""
+
+    def __init__(self, args, counters, total_steps, total_updates):
+        from tqdm import tqdm
+
+        self.role = {"collect": "collector", "learn": "learner"}.get(args.mode, "run")
+        self.count = "updates" if self.role == "learner" else "global_step"
+        total = {"run": total_steps, "learner": total_updates, "collector": None}[self.role]
+        unit = "updates" if self.role == "learner" else "env steps"
+        count = f"{{n:,}}/{{total:,}} {unit} [{{elapsed}}<{{remaining}}" if total else f"{{n:,}} {unit} [{{elapsed}}"
+        bar = "{l_bar}{bar}| " if total else ""
+        self.bar = tqdm(
+            total=total,
+            initial=counters[self.count],
+            unit=f" {unit}",
+            unit_scale=True,  # the rate as 3 significant digits; the counts exact, with thousands separators
+            smoothing=0,
+            dynamic_ncols=True,
+            bar_format=bar + count + ", {rate_fmt}{postfix}]",
+        )
+        self.start, self.updates0, self.next_draw = time.time(), counters["updates"], 0.0
+        self.eval, self.eval_time = None, None
+
+    def evaluated(self, value):  # the eval return just measured
+        self.eval, self.eval_time = value, time.time()
+
+    def show(self, counters):
+        now = time.time()
+        if now < self.next_draw:
+            return
+        self.next_draw = now + 0.5
+        self.bar.n = counters[self.count]
+        info = {}
+        if self.role == "run":
+            info["updates"] = f"{counters['updates']:,}"
+        if self.role == "learner":
+            info["env steps"] = f"{counters['global_step']:,}"
+        if self.role != "collector":
+            info["updates/s"] = f"{(counters['updates'] - self.updates0) / max(now - self.start, 1e-9):.1f}"
+        if self.eval is not None:
+            info["eval"] = f"{self.eval:.1f} ({(now - self.eval_time) / 60:.1f} min ago)"
+        self.bar.set_postfix(info, refresh=False)
+        self.bar.refresh()
+
+    def close(self, counters):
+        self.next_draw = 0.0
+        self.show(counters)
+        self.bar.close()

@@ -32,6 +32,8 @@ _ENVS = {
     # pixels: 24x24 RGB frames, corridor 10; the dict version adds a state vector beside a (C, H, W) frame
     "PixelTMaze-v0": "envs.pixel_tmaze:PixelTMaze",
     "PixelTMazeDict-v0": ("envs.pixel_tmaze:PixelTMaze", {"dict_obs": True, "grayscale": True, "channels_first": True}),
+    # the same maze in other frame sizes: the default CNN's cost by frame size (benchmarks/speed.py)
+    **{f"PixelTMaze-{px}px-v0": ("envs.pixel_tmaze:PixelTMaze", {"size": px}) for px in (16, 48, 84)},
     # meta-RL / in-context RL
     "MetaFrozenLake-v0": "envs.frozen_lake:MetaFrozenLake",
     # the attempt index hidden (only the reset flag), so that a memory-free policy cannot act per attempt (memory.sh)

@@ -3,6 +3,7 @@ it wrote (`runs/<run_name>/events.*`)."""
 
 import bisect
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -85,9 +86,10 @@ def print_result(result: dict, record=None):
 class Progress:
     """The terminal's progress bar: env steps toward the run's total (a collector: the env steps it collected, no
     total; a learner of collector processes: its updates toward its total, with the collectors' env steps), the live
-    update count, updates/s since this process started, and the last eval return with its age. The ETA is the remaining count at the average
-    rate since start (tqdm's smoothing off), so that the burst of env steps of each epoch's rollout does not swing it.
-    `show` is called on the hot paths (every env step, every update): it redraws at most twice a second."""
+    update count, updates/s since this process started, and the last eval return with its age. The ETA is the
+    remaining count at the average rate since start (tqdm's smoothing off), so that the burst of env steps of each
+    epoch's rollout does not swing it. `show` is called on the hot paths (every env step, every update): it redraws
+    at most twice a second on a terminal, every 30 s into a file (a collector's log)."""
 
     def __init__(self, args, counters, total_steps, total_updates):
         from tqdm import tqdm
@@ -108,6 +110,7 @@ class Progress:
             bar_format=bar + count + ", {rate_fmt}{postfix}]",
         )
         self.start, self.updates0, self.next_draw = time.time(), counters["updates"], 0.0
+        self.every = 0.5 if sys.stderr.isatty() else 30.0  # seconds between redraws; a log file (collectors) grows less
         self.eval, self.eval_time = None, None
 
     def evaluated(self, value):  # the eval return just measured
@@ -117,7 +120,7 @@ class Progress:
         now = time.time()
         if now < self.next_draw:
             return
-        self.next_draw = now + 0.5
+        self.next_draw = now + self.every
         self.bar.n = counters[self.count]
         info = {}
         if self.role == "run":

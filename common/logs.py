@@ -3,6 +3,7 @@ it wrote (`runs/<run_name>/events.*`)."""
 
 import bisect
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,8 +15,14 @@ def make_writer(args, run_name, run_dir, process_index):
     from torch.utils.tensorboard import SummaryWriter
 
     if args.track and process_index == 0 and getattr(args, "mode", "both") != "collect":  # one wandb run per run
-        import wandb
-
+        try:
+            import wandb
+        except ImportError:  # an optional package (not in requirements.txt): say so in one line, before any log
+            print(
+                "error: --track needs wandb (Weights & Biases): `pip install wandb`, or leave out --track",
+                file=sys.stderr,
+            )
+            raise SystemExit(2) from None
         wandb.init(
             project=args.wandb_project_name,
             entity=args.wandb_entity,

@@ -13,6 +13,7 @@ from conftest import ROOT
 from docs import relink
 
 GUIDES = {"amago_agent.md": "amago_agent.py", "amago_multitask.md": "amago_multitask.py"}
+SCRIPT = "amago_agent.py"
 
 
 def guide_path(name):
@@ -23,6 +24,8 @@ def guide_path(name):
 
 
 def test_every_line_link_holds_its_token():
+    """Every link's first token occurs once in its script, inside the link's range, and the range holds the whole
+    block that starts on the token's line (a def's body to its last line, a statement to its end)."""
     failures = relink.check(ROOT)
     assert not failures, "\n".join(failures)
 
@@ -38,44 +41,104 @@ def test_every_script_link_has_the_checked_form(name):
 
 
 def copy_project(tmp_path):
+    """The script, the modules the guide links into and the guide, committed in a git repository of their own (relink
+    keeps what a range holds beside its block as the committed script shows it)."""
     for rel in ["amago_agent.py", "common/logs.py", "common/scale.py", "docs/amago_agent.md"]:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / rel, tmp_path / rel)
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t"]
+    for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "c"]):
+        subprocess.run(git + cmd, check=True, capture_output=True)
+    relink.committed_text.cache_clear()
     return tmp_path
+
+
+def guide_links(root, token):
+    """The ranges of the guide's links anchored on `token`."""
+    return [(a, b) for _, tok, _, a, b in relink.links((root / "docs/amago_agent.md").read_text()) if tok == token]
+
+
+def block_of(script, token):
+    """(first, last) line of the block that starts on the one line holding `token`."""
+    line = [i + 1 for i, text in enumerate(script.read_text().splitlines()) if token in text]
+    assert len(line) == 1
+    return line[0], relink.block_ends(script.read_text()).get(line[0], line[0])
 
 
 def test_the_link_check_fails_when_a_referenced_line_moves_and_relink_repairs_it(tmp_path):
     root = copy_project(tmp_path)
     assert relink.check(root) == []
-    guide = root / "docs/amago_agent.md"
-    before = [(tok, a, b) for _, tok, _, a, b in relink.links(guide.read_text())]
-    script = root / "amago_agent.py"
+    before = [
+        (tok, a, b) for _, tok, f, a, b in relink.links((root / "docs/amago_agent.md").read_text()) if f == SCRIPT
+    ]
+    script = root / SCRIPT
     script.write_text("# one line more at the top\n" + script.read_text())
     failures = relink.check(root)
-    assert len(failures) >= 30  # each link whose token left its range
+    assert len(failures) >= 30  # each link whose block left its range
     assert all("amago_agent.md" in f and "`" in f and "python docs/relink.py" in f for f in failures)
     changes = []
     assert relink.relink(root, log=changes.append) == []
-    assert len(changes) == len(failures) and relink.check(root) == []
-    after = [(tok, a, b) for _, tok, _, a, b in relink.links(guide.read_text())]
-    moved = [x for x, y in zip(before, after) if x != y]
-    assert len(moved) == len(failures)
-    assert all(y in (x, (x[0], x[1] + 1, x[2] + 1)) for x, y in zip(before, after))  # moved down by the one line
+    assert len(changes) >= len(failures) and relink.check(root) == []
+    after = [(tok, a, b) for _, tok, f, a, b in relink.links((root / "docs/amago_agent.md").read_text()) if f == SCRIPT]
+    assert len(after) == len(before) >= 30
+    assert all(y == (x[0], x[1] + 1, x[2] + 1) for x, y in zip(before, after))  # every link down by the one line
+
+
+def test_a_range_that_misses_part_of_its_block_fails_and_relink_makes_it_whole(tmp_path):
+    """Lines inserted inside `def sample` leave its range short of the function's `return`: the check fails, and
+    relink widens the range to the whole function (not just the token's new place)."""
+    root = copy_project(tmp_path)
+    script, token = root / "amago_agent.py", "def sample(self, files, cache, bad):"
+    first, last = block_of(script, token)
+    before = guide_links(root, token)
+    assert before and all(a == first and b >= last for a, b in before)
+    lines = script.read_text().splitlines(keepends=True)
+    body = first + 2  # a line inside the body (after the def line and the first statement)
+    indent = lines[body - 1][: len(lines[body - 1]) - len(lines[body - 1].lstrip())]
+    lines[body - 1 : body - 1] = [f"{indent}pass  # inserted\n"] * 3
+    script.write_text("".join(lines))
+    failures = relink.check(root)
+    assert any(token in f and f"its block (lines {first}-{last + 3})" in f for f in failures), failures
+    assert relink.relink(root, log=lambda line: None) == [] and relink.check(root) == []
+    assert guide_links(root, token) == [(a, b + 3) for a, b in before]  # the lines beside the block kept
+    lines = script.read_text().splitlines()
+    ret = next(i + 1 for i in range(first, last + 3) if lines[i].strip().startswith("return "))
+    assert all(a <= ret <= b for a, b in guide_links(root, token))  # the window it returns, in every link's range
+
+
+def test_a_shortened_range_fails(tmp_path):
+    root = copy_project(tmp_path)
+    guide, token = root / "docs/amago_agent.md", "def nstep_td_target"
+    (a, b), last = guide_links(root, token)[0], block_of(root / SCRIPT, token)[1]
+    guide.write_text(
+        guide.read_text().replace(f"[`{token}`](../{SCRIPT}#L{a}-L{b})", f"[`{token}`](../{SCRIPT}#L{a}-L{last - 1})")
+    )
+    failures = relink.check(root)
+    assert len(failures) >= 1 and all(token in f and "is not all in" in f for f in failures)
+
+
+def test_a_token_that_occurs_more_than_once_is_refused(tmp_path):
+    """`def step(self, x, time, hidden):` is the first line of four methods: a link anchored on it proves nothing."""
+    root = copy_project(tmp_path)
+    token = "def step(self, x, time, hidden):"
+    assert (root / "amago_agent.py").read_text().count(token) > 1
+    (root / "docs/amago_agent.md").write_text(f"[`{token}` of the Transformer](../amago_agent.py#L0)\n")
+    failures = relink.check(root)
+    assert len(failures) == 1 and "occurs 4 times" in failures[0]
+    missing = relink.relink(root, log=lambda line: None)
+    assert len(missing) == 1 and "occurs 4 times" in missing[0]
 
 
 def test_relink_run_twice_moves_nothing_the_second_time(tmp_path):
-    """In a git checkout relink keeps a token's place inside its range as the committed script had it. A second run
-    before the commit must not apply that offset again to the links the first run moved up (a long range moved up by
-    fewer lines than it spans still holds the line where the committed script has its token)."""
+    """relink keeps what a range holds beside its block as the committed script had it. A second run before the
+    commit must not apply the committed margins again to the links the first run moved up."""
     root = copy_project(tmp_path)
-    git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t"]
-    for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "c"]):
-        subprocess.run(git + cmd, check=True, capture_output=True)
     script = root / "amago_agent.py"
-    tokens = {tok for _, tok, *_ in relink.links((root / "docs/amago_agent.md").read_text())}
+    tokens = {tok for _, tok, f, *_ in relink.links((root / "docs/amago_agent.md").read_text()) if f == SCRIPT}
     lines = script.read_text().splitlines(keepends=True)
-    drop = [i for i, line in enumerate(lines) if not any(t in line for t in tokens)][:17]  # early lines, no token
+    drop = [i for i, line in enumerate(lines) if not line.strip()][:17]  # early blank lines (a block or two shrinks)
     script.write_text("".join(line for i, line in enumerate(lines) if i not in drop))
+    assert all(script.read_text().count(t) == 1 for t in tokens)
     first, second = [], []
     assert relink.relink(root, log=first.append) == [] and first and relink.check(root) == []
     guide = (root / "docs/amago_agent.md").read_text()
@@ -92,13 +155,15 @@ def test_relink_names_a_token_that_no_longer_occurs(tmp_path):
     assert len(missing) == 1 and "y_norm = self.popart.normalize_target(y)" in missing[0]
 
 
-def test_placeholder_links_are_placed_at_the_token(tmp_path):
+def test_placeholder_links_are_placed_at_the_tokens_whole_block(tmp_path):
     root = copy_project(tmp_path)
     (root / "docs/amago_agent.md").write_text("[`def nstep_td_target`](../amago_agent.py#L0-L3)\n")
     relink.relink(root, log=lambda line: None)
-    lines = (root / "amago_agent.py").read_text().splitlines()
-    a = next(i + 1 for i, line in enumerate(lines) if "def nstep_td_target" in line)
-    assert (root / "docs/amago_agent.md").read_text() == f"[`def nstep_td_target`](../amago_agent.py#L{a}-L{a + 3})\n"
+    a, b = block_of(root / "amago_agent.py", "def nstep_td_target")
+    assert (
+        b - a > 3
+        and (root / "docs/amago_agent.md").read_text() == f"[`def nstep_td_target`](../amago_agent.py#L{a}-L{b})\n"
+    )
 
 
 PLACEHOLDERS = {"name": "<env>", "n": "<env>", "key": "<metric>"}

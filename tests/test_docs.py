@@ -1,6 +1,7 @@
 """The guides in docs/ stay true to the scripts: every line link holds the code it names (docs/relink.py moves them),
 every scalar a script logs is explained in its guide, and every command a guide shows parses."""
 
+import ast
 import re
 import shlex
 import shutil
@@ -213,3 +214,55 @@ def test_every_command_in_the_guide_parses(name):
             module.check_args(tyro.cli(module.Args, args=argv))  # the flags parse, and the script accepts them
         except (SystemExit, ValueError) as e:
             pytest.fail(f"docs/{name}: `python {GUIDES[name]} {shlex.join(argv)}` is refused: {e!r}")
+
+
+def test_the_guide_names_every_keyword_make_exploration_passes():
+    """ "Adapt it" 6 tells how a custom exploration class is constructed: it must name every keyword the script passes
+    (a class written to a shorter list raises TypeError; docs/examples/custom_exploration.py is written to it)."""
+    tree = ast.parse((ROOT / "amago_agent.py").read_text())
+    fn = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "make_exploration")
+    kw = next(n.value for n in ast.walk(fn) if isinstance(n, ast.Assign) and n.targets[0].id == "kw")
+    names = [k.arg for k in kw.keywords]
+    assert "greedy_frac" in names
+    text = guide_path("amago_agent.md").read_text()
+    section = text[text.index("### 6. Exploration") : text.index("### 7. The experiment")]
+    assert all(f"`{name}`" in section for name in names), (names, section)
+
+
+REVISITS = re.compile(r"(\d+)% of `envs:([\w-]+)`'s \((\d\.\d\d)\)|(\d+)% of the steps of `envs:([\w-]+)` are revisits")
+
+
+def revisit_figures(env_id, steps=4000, n=8):
+    """Under uniform random actions (8 actors, `steps` env steps): the share of steps at an observation seen before in
+    the episode, and the mean factor (1/n**2) that --eps-revisit-power 2 puts on epsilon."""
+    import numpy as np
+
+    import amago_agent as amago
+
+    envs = amago.make_vec_env(env_id, n, "sync", 0, False, "r")
+    explore = amago.EpsilonGreedy(n, envs.single_action_space, 1.0, 0.05, 1, 0, revisit_power=2.0)
+    rng, factors = np.random.default_rng(0), []
+    obs, _ = envs.reset(seed=0)
+    for _ in range(steps // n):
+        factors.append(np.broadcast_to(explore.revisit_factor(obs["obs"]), (n,)))
+        obs, _, term, trunc, _ = envs.step(rng.integers(0, envs.single_action_space.n, n))
+        explore.end_episodes(term | trunc)
+    envs.close()
+    f = np.concatenate(factors)
+    return round(100 * (f < 1).mean()), round(f.mean(), 2)
+
+
+def test_the_guides_revisit_figures():
+    """The share of revisited steps the guide's Exploration section gives for each env, measured as it says."""
+    text = guide_path("amago_agent.md").read_text()
+    section = text[text.index("**Random actions where the episode is new") : text.index("**Greedy episodes")]
+    stated = {}
+    for m in REVISITS.finditer(section.replace("\n", " ")):
+        if m.group(2):
+            stated[m.group(2)] = (int(m.group(1)), float(m.group(3)))
+        else:
+            stated[m.group(5)] = (int(m.group(4)), float(re.search(r"the mean factor (\d\.\d\d)", section).group(1)))
+    assert len(stated) == 4, stated
+    for env_id, figures in stated.items():
+        assert revisit_figures(f"envs:{env_id}") == figures, env_id
+    assert revisit_figures("LunarLander-v3", steps=400) == (0, 1.0)  # "none of LunarLander's"

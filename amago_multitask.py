@@ -144,7 +144,7 @@ class Args:
     """DrQ-v2 random shift on this fraction of each training batch's sequences (0: off; the reference: 0.75 when on)"""
     aug_pad: int = 4
     """random shift: the largest shift in pixels (the frame is replicate-padded by this much, then cropped)"""
-    actor_hidden: int = 128
+    actor_hidden: int = 128  # deviation: the reference's actor and critic MLPs are 256 wide
     """hidden width of the actor MLP (2 hidden layers)"""
     critic_hidden: int = 128
     """hidden width of each critic MLP (2 hidden layers)"""
@@ -217,9 +217,9 @@ class Args:
     # deviation: random actions go to the observations an episode has not seen yet (the reference: the same eps at
     # every step), so a long corridor of identical cells is walked whole and the cell after it explored
     eps_revisit_power: float = 2.0
-    """epsilon at an observation seen n times in the episode so far is divided by n**power (0: AMAGO's)"""
+    """epsilon at an observation seen n times this episode (rl2 and time aside) is divided by n**power (0: AMAGO's)"""
     eps_floor: float = 0.0
-    """the least epsilon at any step, revisits included (0: none); e.g. 0.5/max_seq_len with --train-greedy"""
+    """the least epsilon at any step, revisits included (0: none)"""
     # deviation: 12,500 env steps per actor, 10% of the default run (the reference: 1M), so a CPU run anneals
     eps_anneal_steps: int = 12_500
     """env steps per actor over which epsilon anneals (a collector process anneals like one process: its own steps)"""
@@ -251,7 +251,7 @@ class Args:
     """hindsight relabeling: a `module:function` applied to every sampled window, e.g. envs.mazerunner:relabel_some"""
 
     # Evaluation and checkpoints
-    eval_interval: int = 10
+    eval_interval: int = 10  # deviation: after the epoch's training (the reference: before collecting, from epoch 0)
     """evaluate every this many epochs (0: never)"""
     eval_minutes: float = 5.0
     """also evaluate once this many minutes have passed since the last one: long epochs still report early (0: off)"""
@@ -450,10 +450,11 @@ class EpsilonGreedy:
     nearly random: U[0,1) as in AMAGO (scale_min=0), else log-uniform in [scale_min, 1] as Ape-X spreads eps over its
     actors (a corridor of H cells gets whole walks from the episodes with eps < 1/H, about log10(scale_min*H) /
     log10(scale_min) of them at eps 1). Discrete: a random action w.p. eps; Box: clipped Gaussian noise of std eps;
-    MultiBinary: each bit flips w.p. eps/2. revisit_power divides eps by n**power at an observation seen n times this
-    episode (Never Give Up's episodic count, Badia et al., 2020): at power 2 a corridor of identical cells gets < 1.65
-    random-action chances in all, its first new cell the whole eps; observations that never repeat keep AMAGO's eps.
-    floor (0: none) is the least eps at any step, so that a revisited observation still gets a random action."""
+    MultiBinary: each bit flips w.p. eps/2. revisit_power divides eps by n**power at an env observation seen n times
+    this episode (Never Give Up's episodic count, Badia et al., 2020; rl2 and time are not counted): at power 2 a
+    corridor of identical cells gets < 1.65 random-action chances in all, its first new cell the whole eps.
+    Observations that never repeat keep AMAGO's eps; where they repeat (bandits, small grids, T-Maze frames) many
+    steps get eps/4 or less. floor (0: none) is the least eps at any step, revisits included."""
 
     def __init__(
         self,
@@ -1518,7 +1519,7 @@ def lr_at(args, updates):
 
 
 def train_step(agent, optimizer, accelerator, batches, args, updates):
-    """One optimizer step on the mean gradient of the k batches (--batches-per-update): the step of one k*B batch."""
+    """One optimizer step on the mean gradient of the k batches (--batches-per-update), each a mean over its steps."""
     for g in optimizer.param_groups:
         g["lr"] = lr_at(args, updates)
     batches = [batches] if isinstance(batches, dict) else batches  # one batch, or a list of k

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
+from common.guards import UserError
+
 
 def make_writer(args, run_name, run_dir, process_index):
     """A tensorboard SummaryWriter in runs/<run_name> (other processes of a multi-process launch, collectors and
@@ -16,8 +18,12 @@ def make_writer(args, run_name, run_dir, process_index):
     from torch.utils.tensorboard import SummaryWriter
 
     if args.track and process_index == 0 and getattr(args, "mode", "both") != "collect":  # one wandb run per run
-        import wandb
-
+        try:
+            import wandb
+        except ImportError:  # an optional package (not in requirements.txt): one line, before any log
+            raise UserError(
+                "--track needs wandb (Weights & Biases): `pip install wandb`, or leave out --track"
+            ) from None
         wandb.init(
             project=args.wandb_project_name,
             entity=args.wandb_entity,

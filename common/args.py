@@ -125,6 +125,13 @@ def check_args(args):
         raise UserError(f"--eval-only evaluates in one process: leave --mode at both (got {args.mode})")
     if args.env_mode == "already_vectorized" and "," in args.env_id + (args.eval_env_id or ""):
         raise UserError(f"--env-mode already_vectorized takes one env id, got {args.env_id!r} / {args.eval_env_id!r}")
+    if args.capture_video:  # an optional package (not in requirements.txt): named before anything runs
+        try:
+            import moviepy  # noqa: F401
+        except ImportError:
+            raise UserError(
+                "--capture-video needs moviepy, which writes the mp4 files: `pip install moviepy`"
+            ) from None
     if hasattr(args, "num_bins"):  # amago_multitask.py's two-hot critic and its actor
         if args.num_bins < 2:
             raise UserError(f"--num-bins must be >= 2, got {args.num_bins}")

@@ -48,6 +48,16 @@ def test_a_bad_flag_env_id_or_run_is_one_line(tmp_path, argv, said):
     assert said in one_line_error(run(tmp_path, SCRIPT, *argv))
 
 
+def test_an_optional_package_missing_is_one_line(tmp_path):
+    """--capture-video without moviepy (not in requirements.txt) is named before the run starts."""
+    code = "import runpy, sys; sys.modules['moviepy'] = None; sys.argv = sys.argv[1:]\n"  # `import moviepy` fails
+    code += f"runpy.run_path({str(SCRIPT)!r}, run_name='__main__')"
+    env = {"PYTHONPATH": str(ROOT), "PATH": str(Path(sys.executable).parent), "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-c", code, "amago_agent.py", "--capture-video"]
+    out = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert "error: --capture-video needs moviepy" in one_line_error(out)
+
+
 def test_amago_2_refuses_alike(tmp_path):
     assert "error: --num-bins must be >= 2, got 1" in one_line_error(run(tmp_path, MULTITASK_SCRIPT, "--num-bins", "1"))
 

@@ -145,6 +145,7 @@ def load_checkpoint(path, agent, optimizer, explore):
             file=sys.stderr,
             flush=True,
         )
+        path = prev  # the file loaded
     load_matching(agent, state["agent"], path)
     optimizer.load_state_dict(state["optimizer"])
     explore.load_state_dict(unplain(state["explore"]))

@@ -24,7 +24,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 # recipe -> (CSV files, columns, y label); every other recipe: each <run>.csv's eval_return
 SPECIAL = {"multitask": ("*_per_scale.csv", ["success_x1", "success_x10", "success_x100"], "greedy success")}
 # recipes whose plot another script draws (not an eval curve): plot.py leaves them alone
-OWN_PLOT = {"guide_metrics": "benchmarks/metrics_panel.py"}
+OWN_PLOT = {"guide_metrics": "benchmarks/probes/metrics_panel.py"}
 
 
 def plot(recipe):

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT / "benchmarks" / "probes")]  # the tools, and the probes
 from run import per_env_curve, target_reached  # noqa: E402
 
 from common.logs import eval_curve  # noqa: E402

@@ -236,6 +236,28 @@ def test_compare_reference_sizes_match_the_reference_parameter_counts():
         assert sum(p.numel() for p in agent.trainable_parameters()) == n, bench
 
 
+def test_compare_reference_summary_pools_every_recorded_pair_of_a_bench_and_thread_count(tmp_path):
+    """--summarize: the pairs of every file (any name, any day) of one bench and thread count are pooled, pair by pair
+    (ours / reference), other thread counts kept apart; the table gives median [min-max] and the pair count."""
+    import compare_reference as cr
+
+    def record(name, bench, threads, reference, ours, rss_ref, rss_ours):
+        r = {"bench": bench, "threads": threads, "reference": reference, "ours": ours}
+        r |= {"peak_rss_mb_reference": rss_ref, "peak_rss_mb_ours": rss_ours}
+        (tmp_path / name).write_text(json.dumps(r))
+
+    record("collect.json", "collect", 1, [100, 100], [200, 300], [400, 400], [300, 360])  # ratios 2, 3
+    record("collect_1t_2026-12-01.json", "collect", 1, [100], [250], [400], [320])
+    record("collect_2threads.json", "collect", 2, [100], [150], [400], [400])  # 1.5: another thread count
+    (tmp_path / "notes.json").write_text(json.dumps({"machine": "not a pair"}))
+    groups = cr.pooled(tmp_path)
+    assert list(groups) == [("collect", 1), ("collect", 2)]
+    assert sorted(groups["collect", 1]["ratio"]) == [2.0, 2.5, 3.0] and len(groups["collect", 1]["files"]) == 2
+    table = cr.summary_table(groups).splitlines()
+    assert table[2] == "| `collect` | 1 | 3 | 2.50 [2.00–3.00] | 0.80 [0.75–0.90] |"
+    assert table[3] == "| `collect` | 2 | 1 | 1.50 [1.50–1.50] | 1.00 [1.00–1.00] |"
+
+
 def test_compare_reference_asks_for_the_reference_python():
     proc = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks/compare_reference.py"), "--ref-python", "/no/such/python"],

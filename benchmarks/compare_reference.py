@@ -254,17 +254,25 @@ def pooled(folder=RECORDED):
 
 
 def summary_table(groups):
-    """The pooled pairs as a Markdown table (what README.md's speed table shows)."""
+    """The pooled pairs as a Markdown table, one row per bench: each thread count's median [range] of the ratio and its
+    pairs, and the peak-memory ratio over all of the bench's pairs (README.md's speed table shows four rows of it)."""
 
     def spread(xs):
         return f"{statistics.median(xs):.2f} [{min(xs):.2f}–{max(xs):.2f}]"
 
+    def pooled_cell(ratios):
+        return f"{spread(ratios)}, {len(ratios)} pair{'s' * (len(ratios) != 1)}"
+
+    threads = sorted({t for _, t in groups})
+    head = [f"{t} thread{'s' * (t > 1)}: ours / reference" for t in threads]
     lines = [
-        "| bench | threads | pairs | ours / reference: median [range] | peak memory, ours / reference |",
-        "|---|---:|---:|---|---|",
+        "| bench | " + " | ".join(head) + " | peak memory, ours / reference |",
+        "|---|" + "---|" * (len(threads) + 1),
     ]
-    for (bench, threads), g in groups.items():
-        lines.append(f"| `{bench}` | {threads} | {len(g['ratio'])} | {spread(g['ratio'])} | {spread(g['rss'])} |")
+    for bench in dict.fromkeys(b for b, _ in groups):
+        cells = [pooled_cell(groups[bench, t]["ratio"]) if (bench, t) in groups else "" for t in threads]
+        rss = [x for (b, _), g in groups.items() if b == bench for x in g["rss"]]
+        lines.append(f"| `{bench}` | " + " | ".join(cells) + f" | {spread(rss)} |")
     return "\n".join(lines)
 
 

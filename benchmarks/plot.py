@@ -3,6 +3,7 @@
     python benchmarks/plot.py                  # README's figure (results.png) and every recipe's <recipe>.png
     python benchmarks/plot.py results          # README's figure only: one panel per row of its results table
     python benchmarks/plot.py cartpole keydoor
+    python benchmarks/plot.py --table memory_revisit    # its runs as benchmarks/README.md's seed table (Markdown)
 
 Every plot follows the same rules. One panel per task (env id; per reward scale for multitask, per env for a
 multi-env run), x in minutes on the 2 cores. In a panel, the seeds of one configuration are one curve: their mean, in
@@ -179,6 +180,7 @@ def recipe_panels(recipe):
     for env, panel in panels.items():
         names = {s[0] for c in panel.curves for s in c.seeds}
         panel.curves += memory_free_runs(env, exclude=names)
+        panel.curves.sort(key=lambda c: c.baseline)  # the runs first, their baselines after them
         panel.lines = recorded_baselines(env)
         for data in (RESULTS / recipe).glob("*_data.json"):  # an offline dataset: its policy's greedy return
             panel.lines.append((json.loads(data.read_text())["greedy"]["eval/return"], "the data's policy", "black"))
@@ -413,10 +415,50 @@ def plot(recipe):
     print(f"wrote benchmarks/results/{recipe}.png ({len(panels)} panels, at most {curves} curves in one)")
 
 
+# the bar of runs that were not given one (run.py --target): POPGym's return 0.9, by recipe and a part of the name
+BARS = {"memory_revisit": {"popgym": 0.9}, "memory_defaults": {"popgym": 0.9}}
+
+
+def seed_table(recipe):
+    """A recipe's runs as a Markdown table: when each first reached its bar (--target, else BARS where set), its final
+    eval, the mean of its last three (greedy; sampled, where evaluated too) and its length. A continued run is one
+    row, under the name of its last part."""
+    table = []
+    for name, path in runs(recipe).items():
+        res = result(path)
+        if not res:
+            continue
+        rows = list(csv.DictReader(path.open()))
+        target, reached = target_of(res)
+        bar = next((b for part, b in BARS.get(recipe, {}).items() if part in name), target)
+        hit = next((r for r in rows if bar is not None and float(r["eval_return"]) >= bar), None)
+        minute = res["first_minute_at_or_above"][str(bar)] if bar == target and reached else None  # as run.py rounds
+        at = f"≥ {bar:g}: **{minute or float(hit['minutes']):.1f}**, {int(hit['env_steps']):,}" if hit else "never"
+        last = res.get("last_evals", {})
+        last3 = "; ".join(
+            f"{sum(last[k]) / len(last[k]):.2f}" for k in ("eval/return", "eval_sampled/return") if k in last
+        )
+        table.append((name, at if bar is not None else None, f"{res['final_eval_return']:.2f}", last3,
+                      f"{res['wall_s'] / 60:.1f}, {res['env_steps']:,}"))  # fmt: skip
+    bars = any(r[1] for r in table)
+    sampled = any(";" in r[3] for r in table)
+    head = ["run"] + ["first eval at the bar: minutes, env steps"] * bars + ["final eval"]
+    head += ["last 3 evals, mean" + (": greedy; sampled" if sampled else "")] * sampled + ["run: minutes, env steps"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, at, final, last3, wall in table:
+        cells = [f"`{name}`"] + [at or "–"] * bars + [final] + [last3] * sampled + [wall]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def recipes():
     return sorted(d.name for d in RESULTS.iterdir() if d.is_dir() and d.name != "archive")
 
 
 if __name__ == "__main__":
-    for r in sys.argv[1:] or ["results", *recipes()]:
-        plot(r)
+    if sys.argv[1:2] == ["--table"]:
+        for r in sys.argv[2:]:
+            print(seed_table(r))
+    else:
+        for r in sys.argv[1:] or ["results", *recipes()]:
+            plot(r)

@@ -66,6 +66,8 @@ class Panel:
     lines: list = field(default_factory=list)  # [(value, label, color)]: recorded baselines, dashed
     target: float | None = None  # drawn dotted where no baseline is recorded
     legend: str = "best"  # where the legend hides the least
+    legend_cols: int = 1
+    ylim: tuple | None = None  # room above the curves for the legend
 
 
 def read_curve(path, column="eval_return"):
@@ -217,7 +219,9 @@ def front_panels():
     """README's results table, row by row (the same order and names)."""
     mr = "memory_revisit/memory_revisit_"
     ff50 = Curve("memory-free (ff, H = 50)", seeds("tmaze_h50/tmaze_h50_ff"), baseline=True)
-    popgym = Panel("POPGym at the defaults", "greedy eval return", legend="center")
+    popgym = Panel(
+        "POPGym at the defaults", "greedy eval return", legend="upper center", legend_cols=2, ylim=(-1.05, 1.75)
+    )
     for game, pattern in [("Autoencode", "autoencode_s?"), ("RepeatFirst", "repeatfirst_s?"),
                           ("CountRecall", "countrecall_s?*")]:  # fmt: skip
         popgym.curves.append(Curve(game, seeds(mr + "popgym_" + pattern)))
@@ -244,7 +248,9 @@ def front_panels():
                 Curve("transformer", seeds("cartpole/cartpole_transformer_s?")),
                 Curve("gru", seeds("cartpole/cartpole_gru_s?")),
             ],
-            legend="upper left",
+            legend="upper center",
+            legend_cols=2,
+            ylim=(50, 700),
         ),
         Panel("Pendulum", curves=[Curve("transformer", seeds("pendulum/pendulum_transformer"))]),
         Panel(
@@ -372,7 +378,9 @@ def draw_panel(ax, panel):
     ax.set_ylabel(panel.ylabel, fontsize=fs)
     ax.tick_params(labelsize=fs - 0.5)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=fs - 0.5, loc=panel.legend, framealpha=0.85, handlelength=1.6)
+    if panel.ylim:
+        ax.set_ylim(*panel.ylim)
+    ax.legend(fontsize=fs - 0.5, loc=panel.legend, ncol=panel.legend_cols, framealpha=0.85, handlelength=1.6)
 
 
 def draw(panels, path, title, cols):

@@ -106,8 +106,12 @@ def config_of(name):
     return re.sub(r"_s\d+$", "", name)
 
 
+ENV_IDS = {}  # a run's env id, by its name: where a README panel looks up its recorded baselines
+
+
 def seed_entry(path, column="eval_return"):
     res = result(path)
+    ENV_IDS[path.stem] = res.get("env_id")
     target, reached = target_of(res)
     points = read_curve(path, column)
     held = target if reached and points and points[-1][1] >= target else None
@@ -309,7 +313,9 @@ def front_panels():
         suite("Atari Q*bert", "suites_atari_qbert_cpu"),
         suite("Meta-World reach", "suites_metaworld_reach50_nopuck_cpu"),
     ]
-    for panel in panels:  # the runs' own target where no baseline is recorded
+    for panel in panels:  # the baselines recorded at the panel's env id; else the runs' own target
+        if not panel.lines:
+            panel.lines = recorded_baselines(ENV_IDS[panel.curves[0].seeds[0][0]])
         if not panel.lines and not any(c.baseline for c in panel.curves):
             held = [s[2] for c in panel.curves for s in c.seeds if s[2] is not None]
             panel.target = held[0] if held else panel.target

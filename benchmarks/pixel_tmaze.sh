@@ -11,7 +11,7 @@
 # cue: 0.5 +- 0.025 over 400 episodes, so 0.6 is 4 sigma away).
 # Runs: pixel_tmaze_{transformer,ff}, recorded in benchmarks/results/pixel_tmaze/. A rerun never replaces them:
 # OVERWRITE=1 does, TAG=check_ writes under the recipe check_pixel_tmaze instead.
-# `report` prints the last value of each eval metric (eval/PixelTMaze-v0/success, .../reached junction, ...).
+# The RESULT line's `last_evals` holds the last three values of each eval metric (eval/PixelTMaze-v0/success, ...).
 # Usage: bash benchmarks/pixel_tmaze.sh [transformer|ff|all]
 #   MINUTES=3 TAG=check_ EXTRA="--eval-interval 4" bash benchmarks/pixel_tmaze.sh transformer   # a short check
 # --padded-sampling none: these runs were recorded when none was the scripts' default (now right).
@@ -22,7 +22,6 @@ extra=${EXTRA:-}  # appended to every command (a later flag overrides an earlier
 tag=${TAG:-}  # prefix of the recipe and run names
 over=${OVERWRITE:+--overwrite}
 
-report() { python benchmarks/last_eval.py "$1"; }  # the last greedy eval of every eval/ metric of run $1
 
 for enc in transformer ff; do
   if [[ $what == "$enc" || $what == all ]]; then
@@ -34,6 +33,5 @@ for enc in transformer ff; do
       --reward-multiplier 100 --gamma 0.9999 --max-seq-len 11 --traj-save-len 11 --timesteps-per-epoch 11 \
       --batches-per-epoch 50 --total-timesteps 60000 --eps-anneal-steps 1500 --eps-end 0.01 \
       --eval-interval 20 --eval-episodes 400 --padded-sampling none --eps-revisit-power 0 $extra
-    report ${tag}pixel_tmaze_$enc
   fi
 done

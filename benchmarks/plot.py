@@ -254,7 +254,7 @@ def front_panels():
             ],
             legend="upper center",
             legend_cols=2,
-            ylim=(50, 700),
+            ylim=(0, 700),
         ),
         Panel("Pendulum", curves=[Curve("transformer", seeds("pendulum/pendulum_transformer"))]),
         Panel(
@@ -470,6 +470,8 @@ def recipes():
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] in (["-h"], ["--help"]):
+        sys.exit(print(__doc__))
     if sys.argv[1:2] == ["--table"]:
         for r in sys.argv[2:]:
             print(seed_table(r))

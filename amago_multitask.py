@@ -133,7 +133,7 @@ class Args:
     """cnn backbone: Nature-DQN-style convs or IMPALA-style residual blocks"""
     cnn_channels: Optional[tuple[int, ...]] = None
     """cnn widths, one per conv (nature) or per block (impala); default nature (32, 64, 64) (frames < 36 pixels:
-    (16, 32, 32)), impala (16, 32, 32)"""
+    (8, 16, 16)), impala (16, 32, 32)"""
     cnn_kernels: Optional[tuple[int, ...]] = None
     """nature: kernel sizes, one per conv; default DQN's (8, 4, 3) for frames >= 36 pixels, else (3, 3, 3)"""
     cnn_strides: Optional[tuple[int, ...]] = None
@@ -676,12 +676,12 @@ class ImpalaCNN(nn.Sequential):
 def make_cnn(args, c_in, frame):
     """--cnn, --cnn-channels, --cnn-kernels, --cnn-strides -> the backbone for (c_in, H, W) images, frame = (H, W).
     Nature's defaults are DQN's when the frame's smaller side is >= 36 pixels (84x84: the reference's CNN exactly);
-    smaller frames get 3x3 convs at strides (2, 2, 1) with half the widths, (16, 32, 32), which run from 15x15 up
-    at an update cost near a two-conv (8, 16) CNN's (benchmarks/README.md, speed: the CNN by frame size)."""
+    smaller frames get 3x3 convs at strides (2, 2, 1) and a quarter of the widths, (8, 16, 16), from 15x15 up: at
+    24x24 the widths of 84x84 would double the update's time for no more pixels (benchmarks/README.md, speed_cnn)."""
     if args.cnn == "impala":
         return ImpalaCNN(c_in, args.cnn_channels or (16, 32, 32))
     large = min(frame) >= 36
-    channels = args.cnn_channels or ((32, 64, 64) if large else (16, 32, 32))
+    channels = args.cnn_channels or ((32, 64, 64) if large else (8, 16, 16))
     n = len(channels)
     kernels = args.cnn_kernels or (((8, 4) if large else (3, 3)) + (3,) * n)[:n]
     strides = args.cnn_strides or (((4, 2) if large else (2, 2)) + (1,) * n)[:n]

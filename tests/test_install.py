@@ -11,7 +11,7 @@ from conftest import ROOT
 # distribution names in requirements.txt -> the top-level modules they provide
 PROVIDES = {"torch": "torch", "gymnasium": "gymnasium", "numpy": "numpy", "tyro": "tyro", "accelerate": "accelerate"}
 PROVIDES |= {"tensorboard": "tensorboard", "tqdm": "tqdm"}
-OPTIONAL = {"wandb": "--track", "matplotlib": "common/plot.py: the benchmarks' plots"}
+OPTIONAL = {"wandb": "--track", "moviepy": "--capture-video"}
 COMMON = sorted(f"common/{p.name}" for p in ROOT.glob("common/*.py") if p.name != "__init__.py")
 SOURCES = ["amago_agent.py", "amago_multitask.py", "common/__init__.py", *COMMON]
 

@@ -65,7 +65,7 @@ def test_a_number_without_a_source_fails(tmp_path):
     wrong = tmp_path / "README.md"
     wrong.write_text(in_row("| [LunarLander]", "16.7 / 23.2", "16.7 / 23.2 (2.18 min)"))
     out = check(wrong)
-    assert out.returncode == 1 and "LunarLander: 9 numbers in its checked cells, 8 declared" in out.stdout, out.stdout
+    assert out.returncode == 1 and "LunarLander: 10 numbers in its checked cells, 9 declared" in out.stdout, out.stdout
 
 
 def test_a_row_without_a_declaration_fails_and_so_does_a_declaration_without_its_row(tmp_path):

@@ -118,16 +118,17 @@ def seed_entry(path, column="eval_return"):
     return path.stem, points, held
 
 
-def recorded_baselines(env_id):
-    """Dashed lines for an env id: every `*_random.json` and `*_memoryless.json` recorded at it (archive left out)."""
+def recorded_baselines(env_id, key="eval/return"):
+    """Dashed lines for an env id: every `*_random.json` and `*_memoryless.json` recorded at it (archive left out);
+    key: the metric drawn (a per-env panel's, e.g. eval/MultiScaleBandit-x1/success)."""
     lines = {}
     for f in sorted(RESULTS.glob("*/*.json")):
         if not f.stem.endswith(("_random", "_memoryless")) or f.parent.name == "archive":
             continue
         r = json.loads(f.read_text())
-        if r.get("env_id") != env_id:
+        value = r.get(key, r.get("return") if key == "eval/return" else None)
+        if r.get("env_id") != env_id or value is None:
             continue
-        value = r.get("eval/return", r.get("return"))
         label = "memory-free" if r.get("policy") == "best_memoryless" else "random"
         lines.setdefault((label, round(value, 3)), (value, label, "black" if label == "random" else "0.45"))
     return list(lines.values())
@@ -159,6 +160,8 @@ def recipe_panels(recipe):
             for col in columns:
                 title = col.replace("success_", "reward scale ").removesuffix("/success")
                 panel = panels.setdefault(col, Panel(title, "greedy success"))
+                if kind == "_per_env":  # an env id per column: its recorded random policy's metric
+                    panel.lines = recorded_baselines(f"envs:{col.split('/')[0]}-v0", f"eval/{col}")
                 seeds = [(name, read_curve(extra, col), None)]
                 amago = name.startswith(recipe + "_amago_")
                 label = "AMAGO" if amago else ("AMAGO-2" if "_amago2_" in name else config_of(name))

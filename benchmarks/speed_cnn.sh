@@ -5,8 +5,8 @@
 # reference's), below it 3x3 convs of 8, 16, 16 channels at strides 2, 2, 1. Below 36 px two more CNNs beside it:
 # `nature_widths`, the Nature widths 32, 64, 64 with the same 3x3 convs (the default there before), and `two_conv`,
 # 8 and 16 channels at stride 2 (the smallest CNN that learns the pixel T-Maze, pixel_tmaze's archived runs).
-# Run it alone on the machine (torch's threads, one per core). One RESULT per frame size and CNN, recorded as
-# benchmarks/results/speed_cnn/speed_cnn_<px>px_<cnn>.json.
+# One thread (OMP_NUM_THREADS=1), so that the one process beside it on a 2-core machine does not halve it. One RESULT
+# per frame size and CNN, recorded as benchmarks/results/speed_cnn/speed_cnn_<px>px_<cnn>.json.
 # Usage: bash benchmarks/speed_cnn.sh   (UPDATES=100 by default)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +22,7 @@ for px in 16 24 48 84; do
       nature_widths) set -- --set "cnn_channels=(32,64,64)" "cnn_kernels=(3,3,3)" "cnn_strides=(2,2,1)" ;;
       two_conv) set -- --set "cnn_channels=(8,16)" "cnn_kernels=(3,3)" "cnn_strides=(2,2)" ;;
     esac
-    out=$(python benchmarks/speed.py --env-id $env --encoders transformer --updates "${UPDATES:-100}" "$@")
+    out=$(OMP_NUM_THREADS=1 python benchmarks/speed.py --env-id $env --encoders transformer --updates "${UPDATES:-100}" "$@")
     grep '^RESULT ' <<<"$out" | cut -c8- > benchmarks/results/speed_cnn/speed_cnn_${px}px_$cnn.json
     echo "$px px, $cnn: $(grep '^RESULT ' <<<"$out" | cut -c1-160)"
   done

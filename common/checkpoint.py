@@ -193,6 +193,6 @@ def load_matching(agent, state, path):
         missing, unexpected = sorted(here.keys() - state.keys()), sorted(state.keys() - here.keys())
         said.append(f"tensors here but not in the file: {missing[:3]}; in the file but not here: {unexpected[:3]}")
     raise UserError(
-        f"the weights in {path} do not fit this model: {'; '.join(said)}. Give the model flags of the run that wrote "
+        f"the weights in {path} do not fit this agent: {'; '.join(said)}. Give the model flags of the run that wrote "
         "them (--resume restores them from the run's flags.json, where it has one)"
     ) from None

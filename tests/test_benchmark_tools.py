@@ -83,7 +83,7 @@ def test_run_py_records_nothing_when_the_run_fails():
     cmd = [sys.executable, "benchmarks/run.py", "--minutes", "1", "--recipe", name, "--name", name, "--"]
     try:
         res = subprocess.run([*cmd, "--env-id", "NoSuchEnv-v0"], cwd=ROOT, capture_output=True, text=True)
-        assert res.returncode != 0 and "the run failed (exit code 1)" in res.stderr and "RESULT" not in res.stdout
+        assert res.returncode != 0 and "the run failed (exit code 2)" in res.stderr and "RESULT" not in res.stdout
         assert not recipe.exists()
     finally:
         shutil.rmtree(ROOT / "benchmarks/out" / name, ignore_errors=True)

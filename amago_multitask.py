@@ -37,21 +37,25 @@ import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-import tyro
 from accelerate import Accelerator
 from accelerate.utils import broadcast_object_list
-from tqdm import tqdm
 
-from common import AMAGO_CLEAN, scale  # noqa: F401 (AMAGO_CLEAN: an ImportError if another `common` shadows ours)
-from common.args import check_args, resolve_env_ids, restore_flags, save_flags
+try:
+    from common import AMAGO_CLEAN, scale  # noqa: F401 (AMAGO_CLEAN: an ImportError if another `common` shadows ours)
+except ImportError as e:  # copied without common/, or another `common` first on the path: one line, exit 2
+    if e.name != "common":
+        raise
+    print(f"error: {Path(__file__).name} needs amago-clean's folder common/ beside it ({e})", file=sys.stderr)
+    sys.exit(2)
+from common.args import check_args, parse_flags, resolve_env_ids, restore_flags, save_flags
 from common.batch import make_loader, to_device
 from common.checkpoint import load_checkpoint, save_checkpoint
 from common.compiled import compiled_acting, compiled_update
 from common.evaluate import LOG_PREFIX, index_obs, obs_to_torch
-from common.guards import FileCache, check_finite, env_errors, list_trajectory_files, read_trajectory
+from common.guards import FileCache, UserError, check_finite, env_errors, list_trajectory_files, read_trajectory
 from common.hooks import load_hook
 from common.kernels import flash_attention, mamba_scan
-from common.logs import make_writer
+from common.logs import Progress, make_writer
 from common.memory import keep_freed_memory
 from common.rundir import StopSignals, check_spec, write_atomic
 
@@ -132,7 +136,8 @@ class Args:
     cnn: Literal["nature", "impala"] = "nature"
     """cnn backbone: Nature-DQN-style convs or IMPALA-style residual blocks"""
     cnn_channels: Optional[tuple[int, ...]] = None
-    """cnn widths, one per conv (nature) or per block (impala); default (32, 64, 64) nature, (16, 32, 32) impala"""
+    """cnn widths, one per conv (nature) or per block (impala); default nature (32, 64, 64) (frames < 36 pixels:
+    (8, 16, 16)), impala (16, 32, 32)"""
     cnn_kernels: Optional[tuple[int, ...]] = None
     """nature: kernel sizes, one per conv; default DQN's (8, 4, 3) for frames >= 36 pixels, else (3, 3, 3)"""
     cnn_strides: Optional[tuple[int, ...]] = None
@@ -143,7 +148,7 @@ class Args:
     """DrQ-v2 random shift on this fraction of each training batch's sequences (0: off; the reference: 0.75 when on)"""
     aug_pad: int = 4
     """random shift: the largest shift in pixels (the frame is replicate-padded by this much, then cropped)"""
-    actor_hidden: int = 128
+    actor_hidden: int = 128  # deviation: the reference's actor and critic MLPs are 256 wide
     """hidden width of the actor MLP (2 hidden layers)"""
     critic_hidden: int = 128
     """hidden width of each critic MLP (2 hidden layers)"""
@@ -216,9 +221,9 @@ class Args:
     # deviation: random actions go to the observations an episode has not seen yet (the reference: the same eps at
     # every step), so a long corridor of identical cells is walked whole and the cell after it explored
     eps_revisit_power: float = 2.0
-    """epsilon at an observation seen n times in the episode so far is divided by n**power (0: AMAGO's)"""
+    """epsilon at an observation seen n times this episode (rl2 and time aside) is divided by n**power (0: AMAGO's)"""
     eps_floor: float = 0.0
-    """the least epsilon at any step, revisits included (0: none); e.g. 0.5/max_seq_len with --train-greedy"""
+    """the least epsilon at any step, revisits included (0: none)"""
     # deviation: 12,500 env steps per actor, 10% of the default run (the reference: 1M), so a CPU run anneals
     eps_anneal_steps: int = 12_500
     """env steps per actor over which epsilon anneals (a collector process anneals like one process: its own steps)"""
@@ -250,7 +255,7 @@ class Args:
     """hindsight relabeling: a `module:function` applied to every sampled window, e.g. envs.mazerunner:relabel_some"""
 
     # Evaluation and checkpoints
-    eval_interval: int = 10
+    eval_interval: int = 10  # deviation: after the epoch's training (the reference: before collecting, from epoch 0)
     """evaluate every this many epochs (0: never)"""
     eval_minutes: float = 5.0
     """also evaluate once this many minutes have passed since the last one: long epochs still report early (0: off)"""
@@ -304,17 +309,17 @@ def amago_spaces(obs_space, action_space):
     elif isinstance(action_space, gym.spaces.Box):
         A = int(np.prod(action_space.shape))
         if not (np.isfinite(action_space.low).all() and np.isfinite(action_space.high).all()):
-            raise ValueError(f"Box action space {action_space} must be bounded: AMAGO rescales actions to [-1, 1]")
+            raise UserError(f"Box action space {action_space} must be bounded: AMAGO rescales actions to [-1, 1]")
         action_space = gym.spaces.Box(-1.0, 1.0, action_space.shape, np.float32)
     elif isinstance(action_space, gym.spaces.MultiBinary):
         A = int(np.prod(action_space.shape))
     else:
-        raise ValueError(f"action space {action_space} is not supported: use Discrete, Box or MultiBinary")
+        raise UserError(f"action space {action_space} is not supported: use Discrete, Box or MultiBinary")
     if not isinstance(obs_space, gym.spaces.Dict):
         obs_space = gym.spaces.Dict({"observation": obs_space})
     for k, s in obs_space.items():  # each key is flattened into one vector of the timestep encoder's input
         if not isinstance(s, (gym.spaces.Box, gym.spaces.Discrete, gym.spaces.MultiBinary, gym.spaces.MultiDiscrete)):
-            raise ValueError(
+            raise UserError(
                 f"observation {k!r}: {s} is not supported: use Box, Discrete, MultiBinary or MultiDiscrete spaces, "
                 "alone or as the values of one Dict (wrap the env to encode other spaces as arrays)"
             )
@@ -384,7 +389,7 @@ class AmagoVecEnv(gym.vector.VectorWrapper):
         super().__init__(env)
         mode = env.metadata.get("autoreset_mode", gym.vector.AutoresetMode.SAME_STEP)
         if mode != gym.vector.AutoresetMode.SAME_STEP:
-            raise ValueError(
+            raise UserError(
                 f"--env-mode already_vectorized needs an env that resets finished actors in the same step "
                 f"(autoreset_mode SAME_STEP, as gymnax); {env} has {mode}"
             )
@@ -449,10 +454,11 @@ class EpsilonGreedy:
     nearly random: U[0,1) as in AMAGO (scale_min=0), else log-uniform in [scale_min, 1] as Ape-X spreads eps over its
     actors (a corridor of H cells gets whole walks from the episodes with eps < 1/H, about log10(scale_min*H) /
     log10(scale_min) of them at eps 1). Discrete: a random action w.p. eps; Box: clipped Gaussian noise of std eps;
-    MultiBinary: each bit flips w.p. eps/2. revisit_power divides eps by n**power at an observation seen n times this
-    episode (Never Give Up's episodic count, Badia et al., 2020): at power 2 a corridor of identical cells gets < 1.65
-    random-action chances in all, its first new cell the whole eps; observations that never repeat keep AMAGO's eps.
-    floor (0: none) is the least eps at any step, so that a revisited observation still gets a random action."""
+    MultiBinary: each bit flips w.p. eps/2. revisit_power divides eps by n**power at an env observation seen n times
+    this episode (Never Give Up's episodic count, Badia et al., 2020; rl2 and time are not counted): at power 2 a
+    corridor of identical cells gets < 1.65 random-action chances in all, its first new cell the whole eps.
+    Observations that never repeat keep AMAGO's eps; where they repeat (bandits, small grids, T-Maze frames) many
+    steps get eps/4 or less. floor (0: none) is the least eps at any step, revisits included."""
 
     def __init__(
         self,
@@ -626,7 +632,7 @@ def channels_last(shape, layout):
     if layout != "auto":
         return layout == "hwc"
     if shape[0] == shape[2]:
-        raise ValueError(f"cannot tell the channel axis of image shape {shape}: pass --image-layout hwc or chw")
+        raise UserError(f"cannot tell the channel axis of image shape {shape}: pass --image-layout hwc or chw")
     return shape[2] < shape[0]
 
 
@@ -673,12 +679,14 @@ class ImpalaCNN(nn.Sequential):
 
 def make_cnn(args, c_in, frame):
     """--cnn, --cnn-channels, --cnn-kernels, --cnn-strides -> the backbone for (c_in, H, W) images, frame = (H, W).
-    Nature's kernels and strides default to DQN's (8, 4, 3) / (4, 2, 1) when the frame's smaller side is >= 36 pixels
-    (84x84: the reference's CNN exactly), else to (3, 3, 3) / (2, 2, 1), which runs from 15x15 up."""
+    Nature's defaults are DQN's when the frame's smaller side is >= 36 pixels (84x84: the reference's CNN exactly);
+    smaller frames get 3x3 convs at strides (2, 2, 1) and a quarter of the widths, (8, 16, 16), from 15x15 up: at
+    24x24 the widths of 84x84 would double the update's time for no more pixels (benchmarks/README.md, speed_cnn)."""
     if args.cnn == "impala":
         return ImpalaCNN(c_in, args.cnn_channels or (16, 32, 32))
-    channels = args.cnn_channels or (32, 64, 64)
-    n, large = len(channels), min(frame) >= 36
+    large = min(frame) >= 36
+    channels = args.cnn_channels or ((32, 64, 64) if large else (8, 16, 16))
+    n = len(channels)
     kernels = args.cnn_kernels or (((8, 4) if large else (3, 3)) + (3,) * n)[:n]
     strides = args.cnn_strides or (((4, 2) if large else (2, 2)) + (1,) * n)[:n]
     return NatureCNN(c_in, channels, kernels, strides)
@@ -727,7 +735,7 @@ class CNNTstepEncoder(nn.Module):
             try:
                 cnn_out += self.cnns[-1](torch.zeros(1, C, H, W)).numel()
             except RuntimeError as e:  # a conv or pool larger than its input
-                raise ValueError(
+                raise UserError(
                     f"obs {k!r}: a {H}x{W} image is too small for --cnn {args.cnn} (use fewer --cnn-channels "
                     f"layers, or smaller --cnn-kernels / --cnn-strides for nature; the defaults run from 15x15): {e}"
                 ) from None
@@ -759,7 +767,7 @@ def make_tstep_encoder(args, obs_space, rl2_dim):
         return TstepEncoder(obs_space, rl2_dim, args.tstep_hidden, args.tstep_dim)
     if kind == "cnn" and has_image:
         return CNNTstepEncoder(obs_space, rl2_dim, args)
-    raise ValueError(
+    raise UserError(
         f"--tstep-encoder {args.tstep_encoder!r} with observations {obs_space}: choose auto, ff, cnn (it needs "
         "an image key: a 3-D Box), or module:f"
     )
@@ -1066,7 +1074,7 @@ def make_traj_encoder(args, d_in):
         return MambaTrajEncoder(d_in, args.d_model, args.n_layers, args.d_state)
     if args.traj_encoder == "transformer":
         return TransformerTrajEncoder(d_in, args)
-    raise ValueError(f"--traj-encoder {args.traj_encoder!r}: choose ff, gru, transformer, mamba, or module:f")
+    raise UserError(f"--traj-encoder {args.traj_encoder!r}: choose ff, gru, transformer, mamba, or module:f")
 
 
 # ========================== Actor: one action distribution per gamma, from one shared MLP ===========================
@@ -1229,7 +1237,7 @@ class Agent(nn.Module):
         # the online term needs a dQ/da path (DPG) or an exact expectation (Discrete); Bernoulli bits have neither
         self.online_coeff = float(self.kind != "multibinary") if args.online_coeff is None else args.online_coeff
         if self.kind == "multibinary" and self.online_coeff > 0:
-            raise ValueError(
+            raise UserError(
                 f"--online-coeff {args.online_coeff}: MultiBinary actions are not differentiable, so the "
                 "online (DPG) term must be 0 (leave --online-coeff unset for the default)"
             )
@@ -1396,7 +1404,7 @@ class DiskReplayBuffer(torch.utils.data.IterableDataset):
         self.file_format, self.cache_files, self.relabel = file_format, cache_files, relabel
         self.cache_bytes, self.obs_space = cache_bytes, obs_space
         if padded_sampling not in ("none", "right", "left", "both"):
-            raise ValueError(f"padded_sampling={padded_sampling!r}: choose none, right, left or both")
+            raise UserError(f"padded_sampling={padded_sampling!r}: choose none, right, left or both")
         self.padded = padded_sampling
 
     def save(self, traj):
@@ -1519,7 +1527,7 @@ def lr_at(args, updates):
 
 
 def train_step(agent, optimizer, accelerator, batches, args, updates):
-    """One optimizer step on the mean gradient of the k batches (--batches-per-update): the step of one k*B batch."""
+    """One optimizer step on the mean gradient of the k batches (--batches-per-update), each a mean over its steps."""
     for g in optimizer.param_groups:
         g["lr"] = lr_at(args, updates)
     batches = [batches] if isinstance(batches, dict) else batches  # one batch, or a list of k
@@ -1557,7 +1565,7 @@ def make_exploration(args, envs):
 
 
 if __name__ == "__main__":
-    args = tyro.cli(Args)
+    args = parse_flags(Args)  # tyro.cli(Args); from here on a user's mistake is one line, `error: ...`
     if args.resume and args.run_name:  # the run's saved flags (runs/NAME/flags.json), except those given here
         args = restore_flags(args, Path("runs") / args.run_name, sys.argv[1:])
     check_args(args)
@@ -1572,8 +1580,6 @@ if __name__ == "__main__":
     ckpt_path, buffer_root = run_dir / "checkpoint.pt", Path(args.buffer_dir) / (args.dset_name or run_name)
     # one learner per buffer, never a reused name without --resume (other ranks of one launch and collectors share it)
     lock = scale.claim(args, buffer_root, ckpt_path) if main_process and not args.eval_only else None
-    if lock is not None and args.mode != "collect":
-        save_flags(run_dir, as_given)  # --resume --run-name NAME restores them
     stop = StopSignals()  # Ctrl-C / SIGTERM: stop at the next step or update and save a checkpoint
     writer = make_writer(args, run_name, run_dir, accelerator.process_index)  # tensorboard (+ wandb: --track)
 
@@ -1614,6 +1620,8 @@ if __name__ == "__main__":
         counters = load_checkpoint(ckpt_path, agent, optimizer, explore)
         c, saved_epoch = counters, counters["epoch"]
         print(f"resumed {run_name} at epoch {c['epoch']}, {c['global_step']} steps, {c['updates']} updates")
+    if lock is not None and args.mode != "collect":  # once the run's weights fit (a refused resume changes nothing)
+        save_flags(run_dir, as_given)  # --resume --run-name NAME restores them
     agent, optimizer = accelerator.prepare(agent, optimizer)
     policy = accelerator.unwrap_model(agent)
     writer_rng = np.random.default_rng(args.seed + counters["epoch"])
@@ -1628,7 +1636,7 @@ if __name__ == "__main__":
 
     # TRY NOT TO MODIFY: start the game
     start_time, start_step = time.time(), counters["global_step"]
-    last_eval = start_time
+    next_eval = start_time + 60 * min(args.eval_minutes, 2.0)  # the first eval within 2 minutes, then --eval-minutes
     with env_errors(args.env_id, counters["global_step"], ckpt_path, saved_epoch):  # names the env and what is saved
         obs, _ = envs.reset(seed=args.seed + counters["epoch"])
     for i in range(args.num_envs):
@@ -1643,8 +1651,8 @@ if __name__ == "__main__":
     if owner:  # its weights and runs/<run>/learner.json, which collectors follow (until it writes "done" at exit)
         scale.start_learner(run_dir, latest, policy, counters)
     scale.wait_for_data(args, buffer, stop, epochs)  # --mode learn: until the collectors' first file
-    progress = tqdm(range(counters["epoch"], epochs), initial=counters["epoch"], total=epochs, dynamic_ncols=True)
-    for epoch in progress:
+    progress = Progress(args, counters, epochs * steps_per_epoch, epochs * args.batches_per_epoch)  # env steps
+    for epoch in range(counters["epoch"], epochs):
         at_start = {"global_step": counters["global_step"], "frames": dict(counters["frames"])}
         collect = args.mode != "learn" and epoch >= args.start_collecting_at_epoch  # roles and offline phases
         learn = args.mode != "collect" and epoch >= args.start_learning_at_epoch
@@ -1673,6 +1681,7 @@ if __name__ == "__main__":
                 args.env_id, counters["global_step"], rew, next_obs, info.get("final_obs"), done, args.reward_multiplier
             )
             counters["global_step"] += args.num_envs
+            progress.show(counters)
             ep_ret += rew
             ep_len += 1
             # TRY NOT TO MODIFY: save data to the buffer; a done actor's true last obs is in info["final_obs"]
@@ -1696,7 +1705,7 @@ if __name__ == "__main__":
                 writer.add_scalar(k, v, counters["global_step"])
 
         # ALGO LOGIC: training
-        t0, metrics = time.time(), {}
+        t0, metrics, updates0 = time.time(), {}, counters["updates"]
         if learn and loader is None and buffer.files():  # DataLoader workers read the buffer while the update runs
             loader = make_loader(buffer, args.batch_size, args.num_workers, collate)
         if learn and loader is not None:
@@ -1707,10 +1716,12 @@ if __name__ == "__main__":
                 batches = [to_device(next(loader), device) for _ in range(args.batches_per_update)]
                 metrics = train_step(agent, optimizer, accelerator, batches, args, counters["updates"])
                 counters["updates"] += 1
-            ups = args.batches_per_epoch / (time.time() - t0)
+                progress.show(counters)
             for k, v in metrics.items():
                 writer.add_scalar(k, v.item(), counters["global_step"])  # each process its own batches' metrics
-            writer.add_scalar("charts/updates_per_s", ups, counters["global_step"])
+            if counters["updates"] > updates0:  # the rate of the updates made (a stop can cut the epoch short)
+                ups = (counters["updates"] - updates0) / (time.time() - t0)
+                writer.add_scalar("charts/updates_per_s", ups, counters["global_step"])
             writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], counters["global_step"])
         if learn and owner:  # collector processes reload it when it changes
             scale.save_latest(latest, policy, counters["updates"])
@@ -1728,21 +1739,20 @@ if __name__ == "__main__":
         for k, v in logs.items():
             writer.add_scalar(k, v, counters["global_step"])
 
-        on_clock = args.eval_minutes > 0 and time.time() - last_eval >= 60 * args.eval_minutes
+        on_clock = args.eval_minutes > 0 and time.time() >= next_eval
         eval_due = due(args.eval_interval, counters["epoch"], epochs) or (bool(args.eval_interval) and on_clock)
         if args.mode != "collect" and scale.agree(accelerator, eval_due):
-            last_eval = time.time()
+            next_eval = time.time() + 60 * args.eval_minutes
             seed = args.seed + 10_000 + counters["epoch"] * args.num_envs  # same-seed runs see the same eval episodes
             ev = scale.evaluations(args, policy, eval_envs, device, seed, accelerator)  # eval/ (+ eval_sampled/)
             for k, v in ev.items():
                 writer.add_scalar(k, v, counters["global_step"])
-            progress.set_postfix(
-                step=counters["global_step"], updates=counters["updates"], eval_return=f"{ev['eval/return']:.1f}"
-            )
+            progress.evaluated(ev["eval/return"])
         if owner and due(args.checkpoint_interval, counters["epoch"], epochs):
             run_dir.mkdir(parents=True, exist_ok=True)
             save_checkpoint(ckpt_path, policy, optimizer, explore, counters)
             saved_epoch = counters["epoch"]
+    progress.close(counters)
     if stop and owner:
         save_checkpoint(ckpt_path, policy, optimizer, explore, counters)
         print(f"stopped: checkpoint saved at epoch {counters['epoch']}; continue with --resume --run-name {run_name}")

@@ -15,20 +15,19 @@
 #   lunarlander_alone  the same command alone on the machine (nothing else running), seeds 1 and 2 one after the
 #                other, curve to 35 min, target 200, with torch's default threads as the user's command gets them
 #                (OMP_NUM_THREADS unset: 2 here). --seed 1 is the default, so seed 1 is the command as typed.
-#   lunarlander_alone_log_eps  the same with --eps-scale-min 1e-3 (each episode's ε scale log-uniform in [1e-3, 1]),
-#                seed 1 (SEEDS), recorded under lunarlander_alone as lunarlander_alone_log_eps_transformer_s<seed>.
-#   lunarlander_alone_ratio48  the same with --replay-ratio 48 (50 updates per 800 env steps instead of 200), seeds
-#                1 and 2 (SEEDS), recorded under lunarlander_alone as lunarlander_alone_ratio48_transformer_s<seed>.
-#   lunarlander_alone_xeon  the command of lunarlander_alone on a second processor (an Intel Xeon, beside the AMD EPYC
-#                of the recorded runs), recorded under lunarlander_alone as lunarlander_alone_xeon_transformer_s<seed>.
+#                MACHINE=xeon names the runs lunarlander_alone_xeon_transformer_s<seed>: the same command recorded on
+#                a second processor (an Intel Xeon, beside the AMD EPYC of the first runs).
 # cartpole and pendulum stop at the first eval at or above the target (--stop-at-target); lunarlander runs 120 min.
 # A recipe never replaces its recorded results: OVERWRITE=1 does, TAG=check_ writes under another recipe name.
-# Usage: bash benchmarks/classic_control.sh [cartpole|pendulum|lunarlander|all|lunarlander_alone|lunarlander_alone_log_eps|
-#                                             lunarlander_alone_ratio48|lunarlander_alone_xeon]
+# Usage: bash benchmarks/classic_control.sh [cartpole|pendulum|lunarlander|all|lunarlander_alone]
 #   MINUTES=2 TAG=check_ bash benchmarks/classic_control.sh pendulum     # a short check of the commands
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
+case $what in
+cartpole | pendulum | lunarlander | all | lunarlander_alone) ;;
+*) echo "unknown recipe '$what': cartpole pendulum lunarlander all lunarlander_alone" >&2; exit 2 ;;
+esac
 tag=${TAG:-}  # prefix of the recipe and run names
 over=${OVERWRITE:+--overwrite}
 run() {  # run RECIPE NAME MINUTES RUN_PY_FLAGS... -- SCRIPT_FLAGS...
@@ -54,13 +53,10 @@ fi
 if [[ $what == lunarlander || $what == all ]]; then
   run lunarlander lunarlander_transformer 120 --target 100 -- --env-id LunarLander-v2 --traj-encoder transformer
 fi
-if [[ $what =~ ^lunarlander_alone(|_log_eps|_ratio48|_xeon)$ ]]; then  # not in `all`: the machine to itself
+if [[ $what == lunarlander_alone ]]; then  # not in `all`: the machine to itself
   unset OMP_NUM_THREADS
-  seeds=${SEEDS:-1 2} extra=""
-  [[ $what == lunarlander_alone_log_eps ]] && seeds=${SEEDS:-1} extra="--eps-scale-min 1e-3"
-  [[ $what == lunarlander_alone_ratio48 ]] && extra="--replay-ratio 48"
-  for seed in $seeds; do  # one run after the other, never two at once
-    run lunarlander_alone ${what}_transformer_s$seed 35 --target 200 -- \
-      --env-id LunarLander-v2 --traj-encoder transformer $extra --seed $seed
+  for seed in ${SEEDS:-1 2}; do  # one run after the other, never two at once
+    run lunarlander_alone lunarlander_alone_${MACHINE:+${MACHINE}_}transformer_s$seed 35 --target 200 -- \
+      --env-id LunarLander-v2 --traj-encoder transformer --seed $seed
   done
 fi

@@ -33,10 +33,18 @@ What is timed:
 - `--device cuda`: the update benches on one GPU, timed between CUDA synchronizations. The reference runs as it does
   on a GPU: its torch.compile'd functions compiled, flash-attn's FlashAttention if that package imports (else its
   VanillaAttention; the RESULT says which); `--compile` runs ours with the scripts' --compile (CUDA graphs).
-Every worker also reports its peak RSS. One `RESULT {json}` line per benchmark at the end.
+Every worker also reports its peak RSS. One `RESULT {json}` line per benchmark at the end; `--record` also writes it
+to benchmarks/results/compare_reference/<bench>_<threads>t_<date>.json.
+
+The recorded pairs, every day and file pooled per bench and thread count (ratios are ours / reference, per pair):
+
+    python benchmarks/compare_reference.py --summarize      # a Markdown table: median [min-max] and the pair count
+
+A new day's pairs are new JSON files in that folder (any name): the summary reads them all.
 """
 
 import argparse
+import datetime
 import json
 import os
 import re
@@ -49,6 +57,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+RECORDED = ROOT / "benchmarks" / "results" / "compare_reference"
 ENV_ID = "LunarLander-v2"  # the reference's gymnasium 0.29 has v2; ours resolves it to v3
 # name -> (trajectory encoder, sizes, batch size, max_seq_len)
 SMALL = dict(tstep_hidden=128, tstep_dim=64, actor_hidden=128, critic_hidden=128, d_model=64, n_layers=2, d_ff=256)
@@ -297,6 +306,48 @@ def worker(side, bench, seconds):
     print("WORKER " + json.dumps(out), flush=True)
 
 
+# --------------------------------------------- the recorded pairs, pooled ---------------------------------------------
+def pooled(folder=RECORDED):
+    """{(bench, threads): {"ratio": [...], "rss": [...], "files": [...]}}: every pair of every RESULT JSON under
+    `folder`, whatever its day or file name; a pair's ratio is ours / reference (its metric, and its peak RSS)."""
+    out = {}
+    for f in sorted(Path(folder).rglob("*.json")):
+        r = json.loads(f.read_text())
+        if "bench" not in r or "ours" not in r:
+            continue
+        variant = [r.get("device", "cpu"), "compile" if r.get("compile") else "", r.get("mixed_precision", "no")]
+        name = r["bench"] + "".join(f"_{v}" for v in variant if v not in ("cpu", "", "no"))  # e.g. update_paper_bf16
+        g = out.setdefault((name, r["threads"]), {"ratio": [], "rss": [], "files": []})
+        g["ratio"] += [o / ref for o, ref in zip(r["ours"], r["reference"], strict=True)]
+        g["rss"] += [o / ref for o, ref in zip(r["peak_rss_mb_ours"], r["peak_rss_mb_reference"], strict=True)]
+        g["files"].append(f.name)
+    order = list(BENCHES)
+    return dict(sorted(out.items(), key=lambda kv: (order.index(kv[0][0]) if kv[0][0] in order else 99, kv[0][1])))
+
+
+def summary_table(groups):
+    """The pooled pairs as a Markdown table, one row per bench: each thread count's median [range] of the ratio and its
+    pairs, and the peak-memory ratio over all of the bench's pairs (README.md's speed table shows four rows of it)."""
+
+    def spread(xs):
+        return f"{statistics.median(xs):.2f} [{min(xs):.2f}–{max(xs):.2f}]"
+
+    def pooled_cell(ratios):
+        return f"{spread(ratios)}, {len(ratios)} pair{'s' * (len(ratios) != 1)}"
+
+    threads = sorted({t for _, t in groups})
+    head = [f"{t} thread{'s' * (t > 1)}: ours / reference" for t in threads]
+    lines = [
+        "| bench | " + " | ".join(head) + " | peak memory, ours / reference |",
+        "|---|" + "---|" * (len(threads) + 1),
+    ]
+    for bench in dict.fromkeys(b for b, _ in groups):
+        cells = [pooled_cell(groups[bench, t]["ratio"]) if (bench, t) in groups else "" for t in threads]
+        rss = [x for (b, _), g in groups.items() if b == bench for x in g["rss"]]
+        lines.append(f"| `{bench}` | " + " | ".join(cells) + f" | {spread(rss)} |")
+    return "\n".join(lines)
+
+
 # ---------------------------------------------------- driver ----------------------------------------------------
 def run_worker(python, side, bench, seconds, threads, device="cpu", compile_=False, mixed_precision="no"):
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads), COMPARE_DEVICE=device)
@@ -325,14 +376,23 @@ def main():
     p.add_argument(
         "--mixed-precision", default="no", choices=["no", "bf16"], help="both sides' autocast (accelerate's)"
     )
+    p.add_argument("--record", action="store_true", help=f"also write each RESULT to {RECORDED.relative_to(ROOT)}/")
+    p.add_argument("--summarize", action="store_true", help="print the recorded pairs, pooled per bench and threads")
     p.add_argument("--worker", choices=["reference", "ours"], help=argparse.SUPPRESS)
     a = p.parse_args()
     if a.worker:
         return worker(a.worker, a.bench[0], a.seconds)
+    if a.summarize:
+        groups = pooled()
+        print(summary_table(groups))
+        print(f"\n{sum(len(g['ratio']) for g in groups.values())} pairs in {len(list(RECORDED.rglob('*.json')))} files")
+        return
     if a.threads < 1:
         p.error(f"--threads {a.threads}: give a positive number of torch threads per worker")
     if not a.ref_python or not Path(a.ref_python).exists():
         p.error(f"--ref-python {a.ref_python!r}: give the reference venv's python (setup steps: --help)")
+    from run import cpu_model  # benchmarks/run.py, beside this file (not imported by the workers: the reference venv)
+
     for bench in a.bench:
         metric = "env_steps_per_s" if bench == "collect" else "updates_per_s"
         pairs = []
@@ -381,8 +441,15 @@ def main():
             "updates_per_s": round(statistics.median(o[metric] for _, o in pairs), 2) if bench != "collect" else None,
             "peak_rss_mb": round(statistics.median(o["peak_rss_mb"] for _, o in pairs)),
             "final_eval_return": None,
+            "date": datetime.date.today().isoformat(),
+            "cpu": cpu_model(),  # pairs of one day share a machine; days may not
         }
         print("RESULT " + json.dumps(result), flush=True)
+        if a.record:
+            stem, n = f"{bench}_{a.threads}t_{result['date']}", 1
+            while (RECORDED / f"{stem}.json").exists():  # never replace a recorded file: number a second session
+                stem, n = f"{bench}_{a.threads}t_{result['date']}_{n}", n + 1
+            (RECORDED / f"{stem}.json").write_text(json.dumps(result, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@
 #               the updates (~3 s of each ~54 s epoch).
 #               transformer eval return >= 2x the ff eval return, over 64 rollouts (one per actor).
 # The criteria other than the T-Maze return are eval metrics the envs log (eval/<env>/success, ".../reached junction",
-# ".../attempt <i> success", ".../doors opened"); `report` prints the last value of each after a run.
+# ".../attempt <i> success", ".../doors opened"); the RESULT line's `last_evals` holds the last three of each.
 #   (tmaze_h100, the same recipe at H = 100, is retired to benchmarks/results/archive: the defaults learn H = 100
 #   faster, bash benchmarks/memory_revisit.sh tmaze_h100.)
 #   tmaze_h500  long context: T-Maze H = 500, max_seq_len 501 (the whole episode in context), transformer only, <= 120
@@ -55,7 +55,6 @@ tag=${TAG:-}  # prefix of the recipe and run names
 over=${OVERWRITE:+--overwrite}
 run() { python benchmarks/run.py --minutes "$minutes" --recipe $tag$1 --name $tag$2 $over "${@:3}"; }  # RECIPE NAME ...
 
-report() { python benchmarks/last_eval.py "$1"; }  # the last greedy eval of every eval/ metric of run $1
 
 for enc in ${ENCS:-transformer ff}; do  # ENCS=ff runs only ff (to run the two side by side)
   if [[ $what == tmaze_h50 || $what == all ]]; then
@@ -65,7 +64,6 @@ for enc in ${ENCS:-transformer ff}; do  # ENCS=ff runs only ff (to run the two s
       --reward-multiplier 100 --gamma 0.9999 --max-seq-len 51 --traj-save-len 51 --timesteps-per-epoch 51 \
       --batches-per-epoch 100 --total-timesteps 200000 --eps-anneal-steps 5000 --eps-end 0.01 \
       --eval-interval 10 --eval-episodes 200 --padded-sampling none --eps-revisit-power 0 $extra
-    report ${tag}tmaze_h50_$enc
   fi
   if [[ $what == frozenlake || $what == all ]]; then
     hide=$([[ $enc == ff ]] && echo "--hide-rl2" || true)
@@ -80,7 +78,6 @@ for enc in ${ENCS:-transformer ff}; do  # ENCS=ff runs only ff (to run the two s
       --env-id envs:MetaFrozenLake-HideK-v0 --traj-encoder $enc $hide --max-seq-len 80 --traj-save-len 80 \
       --total-timesteps 250000 --eps-anneal-steps 6250 --eval-interval 5 --eval-episodes 200 --padded-sampling none \
       $pins $seed $extra
-    report ${tag}$name
   fi
   if [[ $what == keydoor || $what == all ]]; then
     run keydoor keydoor_$enc -- \
@@ -88,7 +85,6 @@ for enc in ${ENCS:-transformer ff}; do  # ENCS=ff runs only ff (to run the two s
       --reward-multiplier 100 --max-seq-len 100 --traj-save-len 200 --num-envs 64 --timesteps-per-epoch 200 \
       --total-timesteps 2000000 --eps-anneal-steps 7812 --eval-interval 5 --eval-episodes 64 --padded-sampling none \
       --batches-per-epoch 200 --eps-revisit-power 0 $extra
-    report ${tag}keydoor_$enc
   fi
 done
 # long context: T-Maze H = 500 (TMazePassive-H500-v0), the same recipe, 8 sequences of 501 steps per batch
@@ -99,5 +95,4 @@ if [[ $what == tmaze_h500 ]]; then
     --reward-multiplier 100 --gamma 0.9999 --max-seq-len 501 --traj-save-len 501 --timesteps-per-epoch 501 \
     --batch-size 8 --batches-per-epoch 100 --total-timesteps 600000 --eps-anneal-steps 15000 --eps-end 0.01 \
     --eval-interval 5 --eval-episodes 200 --padded-sampling none --eps-revisit-power 0 $extra
-  report ${tag}tmaze_h500_transformer
 fi

@@ -13,23 +13,20 @@ wait_all() {
   return $rc
 }
 
-# task_flags TASK: sets $flags (the task's script flags) and $target (run.py's --target, T-Maze only; with
-# STOP_AT_BAR=1 every task's bar, 0.95 for T-Maze and 0.9 for POPGym, plus --stop-at-target)
+# task_flags TASK: sets $flags (the task's script flags) and $target (run.py's --target: T-Maze's bar, success 0.95)
 task_flags() {
-  local bar=0.95
-  target="--target $bar"
+  target="--target 0.95"
   case $1 in
   tmaze_h50) flags="--env-id envs:TMazePassive-v0 --max-seq-len 51" ;;
   tmaze_h100) flags="--env-id envs:TMazePassive-H100-v0 --max-seq-len 101" ;;
   tmaze_h500) flags="--env-id envs:TMazePassive-H500-v0 --max-seq-len 501 --traj-save-len 501" ;;
-  popgym_countrecall) flags="--env-id envs:PopGym-CountRecallMedium-v0 --max-seq-len 104" target="" bar=0.9 ;;
-  popgym_autoencode) flags="--env-id envs:PopGym-AutoencodeEasy-v0 --max-seq-len 104" target="" bar=0.9 ;;
+  popgym_countrecall) flags="--env-id envs:PopGym-CountRecallMedium-v0 --max-seq-len 104" target="" ;;
+  popgym_autoencode) flags="--env-id envs:PopGym-AutoencodeEasy-v0 --max-seq-len 104" target="" ;;
   popgym_repeatfirst)
-    flags="--env-id envs:PopGym-RepeatFirstMedium-v0 --max-seq-len 416 --traj-save-len 416" target="" bar=0.9 ;;
+    flags="--env-id envs:PopGym-RepeatFirstMedium-v0 --max-seq-len 416 --traj-save-len 416" target="" ;;
   *) echo "unknown task '$1': tmaze_h50 tmaze_h100 tmaze_h500 popgym_countrecall popgym_autoencode" \
     "popgym_repeatfirst" >&2; exit 2 ;;
   esac
-  if [ -n "${STOP_AT_BAR:-}" ]; then target="--target $bar --stop-at-target"; fi
 }
 
 # run_memory_task RECIPE TASK NAME_SUFFIX SCRIPT_FLAGS...: seeds $SEEDS (default 1 2) side by side, $MINUTES (60)
@@ -41,7 +38,7 @@ run_memory_task() {
   export OMP_NUM_THREADS=1
   for seed in ${SEEDS:-1 2}; do
     python benchmarks/run.py --minutes "${MINUTES:-60}" --recipe "$recipe" --name "${recipe}_${what}${suffix}_s$seed" \
-      ${OVERWRITE:+--overwrite} $target ${RUN_FLAGS:-} -- $flags "$@" --traj-encoder transformer --seed $seed &
+      ${OVERWRITE:+--overwrite} $target -- $flags "$@" --traj-encoder transformer --seed $seed &
     pids+=($!)
   done
   wait_all "${pids[@]}"

@@ -6,17 +6,9 @@
 #   CPU:  atari_qbert_cpu       Atari Q*bert from 84x84 frames through a small Nature CNN, 2 seeds x 40 min side by side
 #         babyai_easy           BabyAI GoToRedBallNoDists + GoToObj, amago_multitask.py, 2 seeds x 20 min
 #         dmc_cheetah_cpu       DMC cheetah-run, 25 min
-#         metaworld_reach_cpu   Meta-World ML1 reach (a hidden goal, 3 attempts of 500 steps), 2 seeds x 100 min
-#                               side by side
-#         metaworld_reach50_cpu the same with attempts of 50 steps, the whole rollout (150 steps) in context,
-#                               2 seeds x 110 min side by side
-#         metaworld_reach50_lite_cpu  the same with 2 critics and one discount: a 2.6x cheaper update, 2.7x the updates
-#         metaworld_reach50_nopuck_cpu  the same without the puck in the observation (it names each train goal)
-#         metaworld_reach40_nopuck_cpu  the same in 40-step attempts, 100 min, evals of 64 rollouts every 10 epochs
-#         metaworld_reach30_nopuck_cpu  the same in 30-step attempts, 90 min
-#         metaworld_reach30_bonus_cpu   the same with +10 reward per step within the 5-cm success radius
-#         metaworld_reach30_bonus_anneal_cpu  the same for 180 epochs (120 min at most), the learning rate decayed
-#                               linearly to 0 at the last update: the last evals rate a nearly settled policy
+#         metaworld_reach50_nopuck_cpu  Meta-World ML1 reach (a hidden goal, 3 attempts of 50 steps, the whole
+#                               150-step rollout in context), the hand and gripper only in the observation (the puck
+#                               would name each train goal), 2 critics and one discount, 2 seeds x 110 min side by side
 #         xland_cpu             XLand-MiniGrid trivial 9x9 (a hidden goal object, 4 attempts), 32 jax actors,
 #                               2 seeds x 30 min
 #         budget                what the CPU cannot do: one core's update and acting speed at the GPU commands'
@@ -26,7 +18,7 @@
 #         smoke                 every suite for 2 minutes each, the GPU commands' shapes at CPU sizes: what runs and
 #                               how fast on this CPU (recipe suites_smoke), not learning
 #   GPU:  metaworld babyai atari procgen xland dmc
-# The suites_vs_random.py table says whether each seed beats random. SEEDS="1" runs one seed; MINUTES overrides a CPU
+# The probes/suites_vs_random.py table says whether each seed beats random. SEEDS="1" runs one seed; MINUTES overrides a CPU
 # run's budget; TAG=check_ writes under check_<recipe>; OVERWRITE=1 replaces recorded runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -61,57 +53,14 @@ dmc_cheetah_cpu)  # Box actions: the critic at width 64 (as the pendulum recipe)
   baseline suites_dmc_cheetah_cpu envs:DMC-cheetah-run-v0
   cpu suites_dmc_cheetah_cpu suites_dmc_cheetah_cpu 25 -- --env-id envs:DMC-cheetah-run-v0 --traj-encoder transformer \
     --total-timesteps 100000 --eps-anneal-steps 3750 --critic-hidden 64 --eval-interval 5 --eval-episodes 8 ;;
-metaworld_reach_cpu)  # 2 seeds side by side, each a learner + 1 collector; discount 0.99, 64 steps of context
-  baseline suites_metaworld_reach_cpu envs:MetaWorld-ML1-reach-v0 --episodes 256
+metaworld_reach50_nopuck_cpu)  # 2 seeds side by side, each a learner + 1 collector; discount 0.99, the whole rollout
+  # in context (3 attempts x 50 steps); 2 critics and one discount (no --multigammas): a 2.6x cheaper update
+  baseline suites_metaworld_reach50_nopuck_cpu envs:MetaWorld-ML1-reach-Steps50-NoPuck-v0 --episodes 256
   for seed in ${SEEDS:-1 2}; do
-    cpu suites_metaworld_reach_cpu suites_metaworld_reach_cpu_s$seed 100 --collectors 1 -- \
-      --env-id envs:MetaWorld-ML1-reach-v0 --traj-encoder transformer --max-seq-len 64 --gamma 0.99 \
-      --critic-hidden 64 --total-timesteps 100000000 --eps-anneal-steps 3750 --eval-interval 15 --eval-episodes 16 \
-      --eval-sampled-too --batches-per-epoch 200 --seed $seed &
-  done
-  wait ;;
-metaworld_reach50_cpu)  # as metaworld_reach_cpu, with attempts of 50 steps: the whole 150-step rollout in context
-  baseline suites_metaworld_reach50_cpu envs:MetaWorld-ML1-reach-Steps50-v0 --episodes 256
-  for seed in ${SEEDS:-1 2}; do
-    cpu suites_metaworld_reach50_cpu suites_metaworld_reach50_cpu_s$seed 110 --collectors 1 -- \
-      --env-id envs:MetaWorld-ML1-reach-Steps50-v0 --traj-encoder transformer --max-seq-len 150 --gamma 0.99 \
-      --critic-hidden 64 --total-timesteps 100000000 --eps-anneal-steps 3750 --eval-interval 5 --eval-episodes 32 \
-      --eval-sampled-too --batches-per-epoch 200 --seed $seed &
-  done
-  wait ;;
-metaworld_reach50_lite_cpu)  # as metaworld_reach50_cpu with a 2.6x cheaper update: 2 critics, one discount (no multigammas)
-  baseline suites_metaworld_reach50_lite_cpu envs:MetaWorld-ML1-reach-Steps50-v0 --episodes 256
-  for seed in ${SEEDS:-1 2}; do
-    cpu suites_metaworld_reach50_lite_cpu suites_metaworld_reach50_lite_cpu_s$seed 110 --collectors 1 -- \
-      --env-id envs:MetaWorld-ML1-reach-Steps50-v0 --traj-encoder transformer --max-seq-len 150 --gamma 0.99 \
+    cpu suites_metaworld_reach50_nopuck_cpu suites_metaworld_reach50_nopuck_cpu_s$seed 110 --collectors 1 -- \
+      --env-id envs:MetaWorld-ML1-reach-Steps50-NoPuck-v0 --traj-encoder transformer --max-seq-len 150 --gamma 0.99 \
       --critic-hidden 64 --num-critics 2 --multigammas --total-timesteps 100000000 --eps-anneal-steps 3750 \
       --eval-interval 5 --eval-episodes 32 --eval-sampled-too --batches-per-epoch 200 --seed $seed &
-  done
-  wait ;;
-metaworld_reach50_nopuck_cpu|metaworld_reach40_nopuck_cpu|metaworld_reach30_nopuck_cpu|metaworld_reach30_bonus_cpu|\
-metaworld_reach30_bonus_anneal_cpu)
-  # as metaworld_reach50_lite_cpu without the puck in the observation, so search finds the goal; reach40: 40-step
-  # attempts (a drive aimed at the goal reaches all 50 train goals, a search of the rewards 32), 100 min, evals of 64
-  # rollouts every 10 epochs; reach30: 30-step attempts (the aimed drive reaches 40 of the 50, the search 6), 90 min;
-  # reach30_bonus: the same with +10 reward per step within the 5-cm success radius; reach30_bonus_anneal: that with
-  # --anneal-lr over 180 learner epochs of 200 updates. A collector epoch of 400 steps x 8 actors is the 3,200 env steps
-  # that run.py's cap (16 per update) lets it gather per learner epoch, so --total-timesteps 576000 ends the learner and
-  # its collector together; evals only every 10 epochs (--eval-minutes 0): the last three at 11%, 6% and 0% of the rate
-  env=NoPuck budget="--total-timesteps 100000000"
-  if [ "$SUITE" = metaworld_reach50_nopuck_cpu ]; then steps=50 minutes=110 evals="--eval-interval 5 --eval-episodes 32"
-  elif [ "$SUITE" = metaworld_reach40_nopuck_cpu ]; then steps=40 minutes=100 evals="--eval-interval 10 --eval-episodes 64"
-  else steps=30 minutes=90 evals="--eval-interval 10 --eval-episodes 64"; fi
-  if [ "$SUITE" = metaworld_reach30_bonus_cpu ]; then env=NoPuck-Bonus; fi
-  if [ "$SUITE" = metaworld_reach30_bonus_anneal_cpu ]; then
-    env=NoPuck-Bonus minutes=120 budget="--total-timesteps 576000 --timesteps-per-epoch 400 --anneal-lr"
-    evals="--eval-interval 10 --eval-minutes 0 --eval-episodes 64"
-  fi
-  baseline suites_$SUITE envs:MetaWorld-ML1-reach-Steps$steps-$env-v0 --episodes 256
-  for seed in ${SEEDS:-1 2}; do
-    cpu suites_$SUITE suites_${SUITE}_s$seed $minutes --collectors 1 -- \
-      --env-id envs:MetaWorld-ML1-reach-Steps$steps-$env-v0 --traj-encoder transformer --max-seq-len $((3 * steps)) \
-      --gamma 0.99 --critic-hidden 64 --num-critics 2 --multigammas $budget --eps-anneal-steps 3750 \
-      $evals --eval-sampled-too --batches-per-epoch 200 --seed $seed &
   done
   wait ;;
 xland_cpu)  # a learner + 1 collector (one core each), 2 seeds one after the other; sampled evals beside greedy
@@ -182,6 +131,6 @@ dmc)  # cheetah run, 1,000-step episodes
     --env-id envs:DMC-cheetah-run-v0 --traj-encoder transformer --max-seq-len 64 --num-envs 16 \
     --total-timesteps 3000000 --eps-anneal-steps 18750 --eval-interval 10 --eval-episodes 16 \
     --batches-per-epoch 200 --eps-revisit-power 0 ;;
-*) echo "SUITE must be one of: atari_qbert_cpu babyai_easy dmc_cheetah_cpu metaworld_reach_cpu metaworld_reach50_cpu metaworld_reach50_lite_cpu metaworld_reach50_nopuck_cpu metaworld_reach40_nopuck_cpu metaworld_reach30_nopuck_cpu metaworld_reach30_bonus_cpu metaworld_reach30_bonus_anneal_cpu xland_cpu budget smoke (CPU), budget_gpu metaworld babyai atari \
+*) echo "SUITE must be one of: atari_qbert_cpu babyai_easy dmc_cheetah_cpu metaworld_reach50_nopuck_cpu xland_cpu budget smoke (CPU), budget_gpu metaworld babyai atari \
 procgen xland dmc (GPU), got '${SUITE:-}'" >&2; exit 2 ;;
 esac

@@ -2,13 +2,63 @@
 flag; the resolution of env ids (`LunarLander-v2` -> the newest registered version, `pkg.module:Env` imports); and a
 run's saved flags, which `--resume --run-name NAME` restores."""
 
+import contextlib
 import importlib
+import io
 import json
+import os
+import sys
 from pathlib import Path
 
 import gymnasium as gym
+import tyro
 
+from common.guards import UserError, user_error_hook
 from common.rundir import signature, write_atomic
+
+
+def parse_flags(cls, argv=None):
+    """tyro.cli(cls): the command line -> the Args dataclass. From here on a user's mistake (a UserError: a bad flag,
+    env id or run) is reported as one line, `error: ...`, with exit status 2 (common/guards.py), and so is a flag
+    tyro refuses (it draws a box of several lines; --help is untouched)."""
+    sys.excepthook = user_error_hook
+    said = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(said):
+            args = tyro.cli(cls, args=argv)
+    except SystemExit as e:
+        if e.code != 2:  # --help
+            sys.stderr.write(said.getvalue())
+            raise
+        lines = [line.strip(" │╭╮╰╯─-") for line in said.getvalue().splitlines()]
+        why = " ".join(line for line in lines[1:] if line and not line.startswith("For full helptext"))  # [0]: title
+        raise UserError(f"{why or lines[0]} ({sys.argv[0]} --help lists every flag)") from None
+    sys.stderr.write(said.getvalue())  # tyro's warnings, if any
+    cpu_launch_notice()
+    return args
+
+
+def cpu_launch_notice():
+    """`accelerate launch --cpu --num_processes N` starts ONE process (accelerate's --cpu launcher ignores N, and the
+    process is not told N): say so, and how to start N. Read from the launcher's command line (Linux's /proc)."""
+    if os.environ.get("ACCELERATE_USE_CPU", "").lower() != "true" or "WORLD_SIZE" in os.environ:
+        return
+    try:
+        launcher = Path(f"/proc/{os.getppid()}/cmdline").read_bytes().decode().split("\0")
+    except OSError:
+        return
+    asked = [
+        a.split("=", 1)[1] if "=" in a else b
+        for a, b in zip(launcher, launcher[1:] + [""])
+        if a.split("=")[0] in ("--num_processes", "--num-processes")
+    ]
+    if asked and asked[0].isdigit() and int(asked[0]) > 1:
+        n, script = asked[0], Path(sys.argv[0]).name
+        print(
+            f"note: accelerate launch --cpu starts one process, not {n} (its --cpu launcher ignores --num_processes);"
+            f" for {n} processes on the CPU: torchrun --nproc_per_node {n} {script} ...",
+            file=sys.stderr,
+        )
 
 
 def check_args(args):
@@ -17,73 +67,80 @@ def check_args(args):
     positive += " batches_per_update"
     for name in positive.split():
         if getattr(args, name) < 1:
-            raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+            raise UserError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
     for name in "start_learning_at_epoch start_collecting_at_epoch eps_anneal_steps".split():
         if getattr(args, name) < 0:
-            raise ValueError(f"--{name.replace('_', '-')} must be >= 0, got {getattr(args, name)}")
+            raise UserError(f"--{name.replace('_', '-')} must be >= 0, got {getattr(args, name)}")
     if args.replay_ratio <= 0:
-        raise ValueError(f"--replay-ratio must be > 0 (timesteps trained per env step), got {args.replay_ratio}")
+        raise UserError(f"--replay-ratio must be > 0 (timesteps trained per env step), got {args.replay_ratio}")
     if args.batches_per_epoch is not None and args.batches_per_epoch < 0:
-        raise ValueError(
+        raise UserError(
             f"--batches-per-epoch must be >= 0 (or None: from --replay-ratio), got {args.batches_per_epoch}"
         )
     if args.eps_revisit_power < 0:
-        raise ValueError(f"--eps-revisit-power must be >= 0 (0: off), got {args.eps_revisit_power}")
+        raise UserError(f"--eps-revisit-power must be >= 0 (0: off), got {args.eps_revisit_power}")
     if not 0 <= args.eps_floor <= 1:
-        raise ValueError(f"--eps-floor must lie in [0, 1] (0: none), got {args.eps_floor}")
+        raise UserError(f"--eps-floor must lie in [0, 1] (0: none), got {args.eps_floor}")
     if not 0 <= args.greedy_episodes <= 1:
-        raise ValueError(
+        raise UserError(
             f"--greedy-episodes must lie in [0, 1] (the share of greedy episodes), got {args.greedy_episodes}"
         )
     if not 0 <= args.eps_scale_min < 1:
-        raise ValueError(f"--eps-scale-min must lie in [0, 1) (0: the scale is U[0,1)), got {args.eps_scale_min}")
+        raise UserError(f"--eps-scale-min must lie in [0, 1) (0: the scale is U[0,1)), got {args.eps_scale_min}")
     if not 0 <= args.gamma < 1 or not all(0 <= g < 1 for g in args.multigammas):
-        raise ValueError(f"discounts must lie in [0, 1): --gamma {args.gamma}, --multigammas {args.multigammas}")
+        raise UserError(f"discounts must lie in [0, 1): --gamma {args.gamma}, --multigammas {args.multigammas}")
     if args.traj_save_len < args.max_seq_len:
-        raise ValueError(f"--traj-save-len {args.traj_save_len} must be >= --max-seq-len {args.max_seq_len}")
+        raise UserError(f"--traj-save-len {args.traj_save_len} must be >= --max-seq-len {args.max_seq_len}")
     if args.window_size and not 1 <= args.window_size <= args.max_seq_len:
-        raise ValueError(
+        raise UserError(
             f"--window-size {args.window_size} must lie in 1 .. --max-seq-len {args.max_seq_len} "
             "(0 or None: full causal attention)"
         )
     lo, hi = args.discrete_clip
     if not 0 <= lo < hi <= 1:
-        raise ValueError(f"--discrete-clip {args.discrete_clip} must satisfy 0 <= low < high <= 1")
+        raise UserError(f"--discrete-clip {args.discrete_clip} must satisfy 0 <= low < high <= 1")
     for name, kinds in (("traj_encoder", "ff gru transformer mamba"), ("tstep_encoder", "auto ff cnn")):
         value = getattr(args, name)
         if value not in kinds.split() and ":" not in value:
-            raise ValueError(f"--{name.replace('_', '-')} {value!r}: choose {', '.join(kinds.split())}, or module:f")
+            raise UserError(f"--{name.replace('_', '-')} {value!r}: choose {', '.join(kinds.split())}, or module:f")
     if args.traj_encoder == "transformer" and (args.d_model % args.n_heads or args.d_model % 2):
-        raise ValueError(f"--d-model {args.d_model} must be even and divisible by --n-heads {args.n_heads}")
+        raise UserError(f"--d-model {args.d_model} must be even and divisible by --n-heads {args.n_heads}")
     if not 0 <= args.aug_frac <= 1 or args.aug_pad < 0:
-        raise ValueError(f"--aug-frac must lie in [0, 1] and --aug-pad be >= 0, got {args.aug_frac} and {args.aug_pad}")
+        raise UserError(f"--aug-frac must lie in [0, 1] and --aug-pad be >= 0, got {args.aug_frac} and {args.aug_pad}")
     if args.cnn == "impala" and any(d % 4 for d in args.cnn_channels or ()):  # the defaults pass
-        raise ValueError(
+        raise UserError(
             f"--cnn impala: every --cnn-channels width must be divisible by 4 (GroupNorm(4)), got {args.cnn_channels}"
         )
     layers = len(args.cnn_channels) if args.cnn_channels else 3  # the scripts' default nature stack: 3 convs
     if args.cnn == "nature" and any(v and len(v) != layers for v in (args.cnn_kernels, args.cnn_strides)):
-        raise ValueError(
+        raise UserError(
             f"--cnn nature: --cnn-channels {args.cnn_channels or 'default (3 convs)'}, --cnn-kernels "
             f"{args.cnn_kernels} and --cnn-strides {args.cnn_strides} must have one entry per conv layer"
         )
     if args.max_steps_per_update is not None and args.max_steps_per_update <= 0:
-        raise ValueError(f"--max-steps-per-update must be > 0 (or None: no cap), got {args.max_steps_per_update}")
+        raise UserError(f"--max-steps-per-update must be > 0 (or None: no cap), got {args.max_steps_per_update}")
     if (args.load_from or args.save_trajs_to) and not args.eval_only:
-        raise ValueError("--load-from and --save-trajs-to go with --eval-only")
+        raise UserError("--load-from and --save-trajs-to go with --eval-only")
     if args.eval_only and args.mode != "both":
-        raise ValueError(f"--eval-only evaluates in one process: leave --mode at both (got {args.mode})")
+        raise UserError(f"--eval-only evaluates in one process: leave --mode at both (got {args.mode})")
     if args.env_mode == "already_vectorized" and "," in args.env_id + (args.eval_env_id or ""):
-        raise ValueError(f"--env-mode already_vectorized takes one env id, got {args.env_id!r} / {args.eval_env_id!r}")
+        raise UserError(f"--env-mode already_vectorized takes one env id, got {args.env_id!r} / {args.eval_env_id!r}")
+    if args.capture_video:  # an optional package (not in requirements.txt): named before anything runs
+        try:
+            import moviepy  # noqa: F401
+        except ImportError:
+            raise UserError(
+                "--capture-video needs moviepy, which writes the mp4 files: `pip install moviepy`"
+            ) from None
     if hasattr(args, "num_bins"):  # amago_multitask.py's two-hot critic and its actor
         if args.num_bins < 2:
-            raise ValueError(f"--num-bins must be >= 2, got {args.num_bins}")
+            raise UserError(f"--num-bins must be >= 2, got {args.num_bins}")
         if args.num_actions_value < 1:
-            raise ValueError(f"--num-actions-value must be >= 1, got {args.num_actions_value}")
+            raise UserError(f"--num-actions-value must be >= 1, got {args.num_actions_value}")
         if args.gumbel_temperature <= 0:
-            raise ValueError(f"--gumbel-temperature must be > 0, got {args.gumbel_temperature}")
+            raise UserError(f"--gumbel-temperature must be > 0, got {args.gumbel_temperature}")
         if not args.return_range[0] < args.return_range[1]:
-            raise ValueError(f"--return-range {args.return_range} must be (min, max) with min < max")
+            raise UserError(f"--return-range {args.return_range} must be (min, max) with min < max")
 
 
 _resolved = {}  # env id -> registered id, so that each notice prints once per process
@@ -100,7 +157,7 @@ def resolve_env_id(env_id: str) -> str:
         try:
             importlib.import_module(module)
         except ImportError as e:
-            raise ValueError(f"--env-id {module}:{env_id}: cannot import {module!r} ({e})") from None
+            raise UserError(f"--env-id {module}:{env_id}: cannot import {module!r} ({e})") from None
     if env_id not in gym.registry:
         ns, name, _ = gym.envs.registration.parse_env_id(env_id)
         newest = gym.envs.registration.find_highest_version(ns, name)
@@ -108,7 +165,7 @@ def resolve_env_id(env_id: str) -> str:
             try:
                 gym.spec(env_id)  # gymnasium's own error, with its "did you mean" suggestion
             except gym.error.Error as e:
-                raise type(e)(
+                raise UserError(
                     f"--env-id {env_id!r}: {e} (your own env: `package.module:{env_id}` imports it first)"
                 ) from None
         new_id = gym.envs.registration.get_env_id(ns, name, newest)
@@ -132,7 +189,7 @@ def resolve_env_ids(args):
             spaces[env_id] = (signature(env.observation_space), signature(env.action_space))
             env.close()
             if spaces[env_id] != spaces[ids[0]]:
-                raise ValueError(
+                raise UserError(
                     f"envs {ids[0]} and {env_id} differ in their spaces ({spaces[ids[0]]} vs {spaces[env_id]}): "
                     "the envs of one run (--env-id, --eval-env-id) must share observation and action spaces"
                 )
@@ -185,7 +242,7 @@ def restore_flags(args, run_dir, argv):
         elif canon(name, now) != canon(name, value):
             flag = "--" + name.replace("_", "-")
             if name in FIXED_ON_RESUME:
-                raise ValueError(
+                raise UserError(
                     f"--resume: {flag} {now} differs from run {Path(run_dir).name}'s {value} ({path}): a resumed run "
                     f"keeps its env, model sizes, discounts and seed; leave {flag} out, or start a new --run-name"
                 )

@@ -3,16 +3,18 @@ last two are kept (checkpoint.pt and checkpoint.prev.pt), so that a corrupt newe
 Every weights file is read with torch.load(weights_only=True): tensors and plain data only, so a crafted file cannot
 run code (a pickle runs whatever its author wants on load); numpy arrays are stored as plain lists for that reason."""
 
-import errno
 import os
 import pickle
 import random
+import re
 import shutil
 import sys
 from pathlib import Path
 
 import numpy as np
 import torch
+
+from common.guards import UserError, disk_error
 
 # numpy arrays as older checkpoints stored them (the RNG states): exactly these types, no other global
 NUMPY_GLOBALS = [
@@ -84,18 +86,6 @@ def previous(path):
     return path.with_name(f"{path.stem}.prev{path.suffix}")
 
 
-def disk_error(e, path, what):
-    """An OSError or torch's writer error (torch reports a full disk as `enforce fail at inline_container.cc`) -> an
-    OSError that says what happened, to which file, and what is still intact."""
-    text = str(e)
-    full = getattr(e, "errno", None) == errno.ENOSPC or "inline_container" in text or "No space left" in text
-    cause = "no space left on the device" if full else (e.strerror if isinstance(e, OSError) and e.strerror else text)
-    return OSError(
-        getattr(e, "errno", None) or (errno.ENOSPC if full else errno.EIO),
-        f"cannot write {path}: {cause}. {what}",
-    )
-
-
 def save_checkpoint(path, agent, optimizer, explore, counters):
     """Writes a temp file named with this process's PID, then keeps the current checkpoint as checkpoint.prev.pt and
     renames the temp file over checkpoint.pt: a crash at any moment leaves both older checkpoints whole."""
@@ -146,9 +136,17 @@ def load_checkpoint(path, agent, optimizer, explore):
         prev = previous(path)
         if not prev.exists():
             raise CorruptFileError(f"{e}; no older checkpoint ({prev}) to fall back to") from None
-        print(f"warning: {e}; resuming from the checkpoint before it, {prev}", file=sys.stderr, flush=True)
-        path, state = prev, read_checkpoint(prev)
-    agent.load_state_dict(state["agent"])
+        state = read_checkpoint(prev)
+        # set aside, kept for a look: the next save would otherwise rotate the corrupt file over the good one
+        corrupt = path.with_name(f"{path.stem}.corrupt{path.suffix}")
+        os.replace(path, corrupt)
+        print(
+            f"warning: {e}; resuming from the checkpoint before it, {prev} ({path} moved to {corrupt})",
+            file=sys.stderr,
+            flush=True,
+        )
+        path = prev  # the file loaded
+    load_matching(agent, state["agent"], path)
     optimizer.load_state_dict(state["optimizer"])
     explore.load_state_dict(unplain(state["explore"]))
     random.setstate(state["rng"]["python"])
@@ -164,3 +162,37 @@ def read_checkpoint(path):
     if missing:
         raise CorruptFileError(f"{path} is not a checkpoint of this program (it lacks {missing})")
     return state
+
+
+# the flags that size the weights (the scripts' Args fields), to name when a file's weights do not fit the model
+SIZE_FLAGS = "d_model n_heads d_ff d_state tstep_hidden tstep_dim actor_hidden critic_hidden num_critics".split()
+
+
+def load_matching(agent, state, path):
+    """agent.load_state_dict(state); weights of a model of other sizes are a UserError that names the flags whose value
+    here is a size that differs (torch's own message lists every tensor, dozens of lines), and the layer count."""
+    try:
+        agent.load_state_dict(state)
+        return
+    except RuntimeError:
+        pass
+    args, here = getattr(agent, "args", None), agent.state_dict()
+    found = {}  # (size here, size in the file) -> the flags whose value is that size here
+    for k in here.keys() & state.keys():
+        if here[k].dim() == state[k].dim():
+            for x, y in zip(here[k].shape, state[k].shape):
+                if x != y:
+                    found.setdefault(
+                        (x, y), [f"--{f.replace('_', '-')}" for f in SIZE_FLAGS if getattr(args, f, 0) == x]
+                    )
+    layers = lambda sd: len({m.group(1) for k in sd if (m := re.match(r"traj\.\w+\.(\d+)\.", k))})
+    said = [f"{x} here, {y} in the file ({' or '.join(flags)})" for (x, y), flags in found.items() if flags]
+    if layers(here) != layers(state):
+        said.append(f"{layers(here)} layers here, {layers(state)} in the file (--n-layers, or --traj-encoder)")
+    if not said:  # no size flag explains it: another kind of encoder, env or action space
+        missing, unexpected = sorted(here.keys() - state.keys()), sorted(state.keys() - here.keys())
+        said.append(f"tensors here but not in the file: {missing[:3]}; in the file but not here: {unexpected[:3]}")
+    raise UserError(
+        f"the weights in {path} do not fit this agent: {'; '.join(said)}. Give the model flags of the run that wrote "
+        "them (--resume restores them from the run's flags.json, where it has one)"
+    ) from None

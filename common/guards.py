@@ -1,12 +1,52 @@
 """Guards that keep bad values and unbounded memory out of a run: non-finite or huge env output is stopped before it
 reaches the replay buffer, an env's own error is reported with where it happened and what is still saved, whatever
 else sits in a buffer folder is skipped with a warning, and the buffer reader's cache of decoded files is bounded by
-bytes as well as by count."""
+bytes as well as by count; and the user's mistakes (a bad flag, env id or run name) reported as one line."""
 
+import atexit
+import errno
 import os
+import sys
 import warnings
 
 import numpy as np
+
+
+class UserError(ValueError):
+    """A flag, env id or run that cannot be used as the user gave it. The scripts print it as one line, `error: ...`,
+    and exit with status 2, as argparse does for a bad flag (user_error_hook); every other exception is a program
+    error and keeps its traceback."""
+
+
+class DiskFullError(OSError):
+    """A file that could not be written for want of space, named with what is still intact (disk_error)."""
+
+
+def disk_error(e, path, what):
+    """An OSError or torch's writer error (torch reports a full disk as `enforce fail at inline_container.cc`) -> an
+    OSError that says what happened, to which file, and what is still intact (`what`); a DiskFullError if full."""
+    text = str(e)
+    full = getattr(e, "errno", None) == errno.ENOSPC or "inline_container" in text or "No space left" in text
+    cause = "no space left on the device" if full else (e.strerror if isinstance(e, OSError) and e.strerror else text)
+    kind = DiskFullError if full else OSError
+    return kind(
+        getattr(e, "errno", None) or (errno.ENOSPC if full else errno.EIO), f"cannot write {path}: {cause}. {what}"
+    )
+
+
+def user_error_hook(kind, error, tb):
+    """The scripts' sys.excepthook: a UserError -> one line on stderr, `error: ...`, and exit status 2; a full disk
+    (DiskFullError, which names the file and what is intact) -> one line and status 1; anything else -> the
+    traceback, as without the hook."""
+    if not issubclass(kind, (UserError, DiskFullError)):
+        return sys.__excepthook__(kind, error, tb)
+    from tqdm import tqdm
+
+    sys.stdout.flush()
+    tqdm.write(f"error: {error.strerror if isinstance(error, OSError) else error}", file=sys.stderr)  # below a bar
+    sys.stderr.flush()
+    atexit._run_exitfuncs()  # what a normal exit runs (child processes, log writers); then the exit status
+    os._exit(2 if issubclass(kind, UserError) else 1)
 
 
 def first_nonfinite(x):

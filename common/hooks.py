@@ -2,6 +2,8 @@
 
 import importlib
 
+from common.guards import UserError
+
 
 def load_hook(spec, flag, example):
     """`module:name` -> module.name, which must be callable; a clear error names the flag otherwise."""
@@ -9,7 +11,7 @@ def load_hook(spec, flag, example):
     try:
         obj = getattr(importlib.import_module(module), name, None) if module and name else None
     except ImportError as e:
-        raise ValueError(f"{flag} {spec!r}: cannot import {module!r} ({e})") from None
+        raise UserError(f"{flag} {spec!r}: cannot import {module!r} ({e})") from None
     if not callable(obj):
-        raise ValueError(f"{flag} {spec!r} must name a function as `module:function`, e.g. {example}")
+        raise UserError(f"{flag} {spec!r} must name a function as `module:function`, e.g. {example}")
     return obj

@@ -8,13 +8,14 @@ seed --seed+1000; a second one gets --seed+2000; output in runs/r/collector{i}.l
 learn`, its output passes through), which writes its weights and runs/r/learner.json, waits until the buffer holds a
 file and trains for the epochs its --total-timesteps gives. Collectors live as long as the learner: they wait until
 it runs, and end when it ends (its learner.json says "done"), at their next epoch; their own --total-timesteps is
-set out of reach. --steps-per-update caps the run's env steps per learner update (default 16: 4x one process's 4,
-its 800 env steps per 200 updates with the default flags; 0: no cap): collectors wait for the learner beyond it,
-after an allowance of one learner epoch. Ctrl-C / SIGTERM go to every process (the learner saves its checkpoint).
-One collector per free core: on 2 cores, one. --learner-cmd runs the learner through a multi-process launcher, e.g.
-"torchrun --nproc_per_node 2" or "accelerate launch --multi_gpu --num_processes 2". --resume goes to the learner
-only (a collector always starts afresh: it has no state worth keeping); --collector-flags go to the collectors only,
-after the others."""
+set out of reach. --steps-per-update caps the run's env steps per learner update (0: no cap): collectors wait for
+the learner beyond it, after an allowance of one learner epoch. Its default, 16, is 4x one process's 4 env steps per
+update at the default flags (800 per 200 updates), but one process's ratio follows --max-seq-len (--replay-ratio):
+12.7 at 101 (63 updates), 61.5 at 501 (13), where 16 is 1.26x and 0.26x of it and holds collectors below one
+process. Ctrl-C / SIGTERM go to every process (the learner saves its checkpoint). One collector per free core: on 2
+cores, one. --learner-cmd runs the learner through a multi-process launcher, e.g. "torchrun --nproc_per_node 2" or
+"accelerate launch --multi_gpu --num_processes 2". --resume goes to the learner only (a collector always starts
+afresh: it has no state worth keeping); --collector-flags go to the collectors only, after the others."""
 
 import argparse
 import os
@@ -94,7 +95,7 @@ def main(argv=None):
         type=float,
         default=16.0,
         help="the most env steps of the run per learner update (collectors wait beyond it, after one learner epoch's "
-        "allowance); default 16: 4x one process's 4 (800 env steps per 200 updates, the default flags); 0: no cap",
+        "allowance; 0: no cap); default 16 (against one process's ratio: above)",
     )
     p.add_argument(
         "--collector-flags",

@@ -3,9 +3,13 @@ it wrote (`runs/<run_name>/events.*`)."""
 
 import bisect
 import json
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
+
+from common.guards import UserError
 
 
 def make_writer(args, run_name, run_dir, process_index):
@@ -14,8 +18,12 @@ def make_writer(args, run_name, run_dir, process_index):
     from torch.utils.tensorboard import SummaryWriter
 
     if args.track and process_index == 0 and getattr(args, "mode", "both") != "collect":  # one wandb run per run
-        import wandb
-
+        try:
+            import wandb
+        except ImportError:  # an optional package (not in requirements.txt): one line, before any log
+            raise UserError(
+                "--track needs wandb (Weights & Biases): `pip install wandb`, or leave out --track"
+            ) from None
         wandb.init(
             project=args.wandb_project_name,
             entity=args.wandb_entity,
@@ -79,3 +87,60 @@ def print_result(result: dict, record=None):
         Path(record).parent.mkdir(parents=True, exist_ok=True)
         Path(record).write_text(json.dumps(result, indent=1) + "\n")
     print("RESULT " + json.dumps(result), flush=True)
+
+
+class Progress:
+    """The terminal's progress bar: env steps toward the run's total (a collector: the env steps it collected, no
+    total; a learner of collector processes: its updates toward its total, with the collectors' env steps), the live
+    update count, updates/s since this process started, and the last eval return with its age. The ETA is the
+    remaining count at the average rate since start (tqdm's smoothing off), so that the burst of env steps of each
+    epoch's rollout does not swing it. `show` is called on the hot paths (every env step, every update): it redraws
+    at most twice a second on a terminal, every 30 s into a file (a collector's log)."""
+
+    def __init__(self, args, counters, total_steps, total_updates):
+        from tqdm import tqdm
+
+        self.role = {"collect": "collector", "learn": "learner"}.get(args.mode, "run")
+        self.count = "updates" if self.role == "learner" else "global_step"
+        total = {"run": total_steps, "learner": total_updates, "collector": None}[self.role]
+        unit = "updates" if self.role == "learner" else "env steps"
+        count = f"{{n:,}}/{{total:,}} {unit} [{{elapsed}}<{{remaining}}" if total else f"{{n:,}} {unit} [{{elapsed}}"
+        bar = "{l_bar}{bar}| " if total else ""
+        self.bar = tqdm(
+            total=total,
+            initial=counters[self.count],
+            unit=f" {unit}",
+            unit_scale=True,  # the rate as 3 significant digits; the counts exact, with thousands separators
+            smoothing=0,
+            dynamic_ncols=True,
+            bar_format=bar + count + ", {rate_fmt}{postfix}]",
+        )
+        self.start, self.updates0, self.next_draw = time.time(), counters["updates"], 0.0
+        self.every = 0.5 if sys.stderr.isatty() else 30.0  # seconds between redraws; a log file (collectors) grows less
+        self.eval, self.eval_time = None, None
+
+    def evaluated(self, value):  # the eval return just measured
+        self.eval, self.eval_time = value, time.time()
+
+    def show(self, counters):
+        now = time.time()
+        if now < self.next_draw:
+            return
+        self.next_draw = now + self.every
+        self.bar.n = counters[self.count]
+        info = {}
+        if self.role == "run":
+            info["updates"] = f"{counters['updates']:,}"
+        if self.role == "learner":
+            info["env steps"] = f"{counters['global_step']:,}"
+        if self.role != "collector":
+            info["updates/s"] = f"{(counters['updates'] - self.updates0) / max(now - self.start, 1e-9):.1f}"
+        if self.eval is not None:
+            info["eval"] = f"{self.eval:.1f} ({(now - self.eval_time) / 60:.1f} min ago)"
+        self.bar.set_postfix(info, refresh=False)
+        self.bar.refresh()
+
+    def close(self, counters):
+        self.next_draw = 0.0
+        self.show(counters)
+        self.bar.close()

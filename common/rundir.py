@@ -10,6 +10,8 @@ import sys
 import threading
 from pathlib import Path
 
+from common.guards import DiskFullError, UserError, disk_error
+
 
 def claim_run(buffer_root, ckpt_path, resume, role="learner", join=False):
     """Before a run writes anything: create its buffer folder, take its locks, refuse a reused run name without
@@ -24,7 +26,7 @@ def claim_run(buffer_root, ckpt_path, resume, role="learner", join=False):
         buffer_root.mkdir(parents=True, exist_ok=True)
         lock = open(buffer_root / f"{role}.lock", "a+")
     except OSError as e:
-        raise ValueError(f"--buffer-dir {str(buffer_root.parent)!r}: cannot write {buffer_root} ({e})") from None
+        raise UserError(f"--buffer-dir {str(buffer_root.parent)!r}: cannot write {buffer_root} ({e})") from None
     fifo = buffer_root / "fifo"
     if role != "learner":
         return [lock]
@@ -34,15 +36,13 @@ def claim_run(buffer_root, ckpt_path, resume, role="learner", join=False):
     take_lock(run_lock, ckpt_path.parent.name)
     has_data = fifo.is_dir() and any(n.endswith(".npz") for n in os.listdir(fifo)) and not join
     if not resume and (ckpt_path.exists() or has_data):
-        raise FileExistsError(
+        raise UserError(
             f"run {buffer_root.name!r} already exists ({ckpt_path if ckpt_path.exists() else fifo} holds its data): "
             "pass --resume to continue it, or another --run-name to start a new run (nothing was changed)"
         )
     if resume and not ckpt_path.exists():
         if not has_data:
-            raise FileNotFoundError(
-                f"--resume: no checkpoint at {ckpt_path} (pass the --run-name of the run to continue)"
-            )
+            raise UserError(f"--resume: no checkpoint at {ckpt_path} (pass the --run-name of the run to continue)")
         print(f"note: no checkpoint at {ckpt_path} yet: the run starts again from epoch 0 with its buffer's files")
     # temp files of killed writers: trajectories, checkpoints, the latest policy, collector reports, spec.json
     for folder in (fifo, buffer_root, ckpt_path.parent, ckpt_path.parent / "collectors"):
@@ -59,7 +59,7 @@ def take_lock(lock, name):
     except (BlockingIOError, PermissionError):
         lock.seek(0)
         pid = lock.read().strip() or "?"
-        raise RuntimeError(
+        raise UserError(
             f"run {name!r} is in use by another process (PID {pid} holds {lock.name}): wait for it to end, or pick "
             "another --run-name"
         ) from None
@@ -90,6 +90,13 @@ def write_atomic(path, write):
             write(f)
             f.flush()
             os.fsync(f.fileno())
+    except (OSError, RuntimeError) as e:  # torch's writer reports a full disk as a RuntimeError
+        tmp.unlink(missing_ok=True)
+        kept = "Nothing of it was kept, and the files written before it (checkpoints, trajectories) are whole"
+        full = disk_error(e, path, f"{kept}: free space, then --resume continues from the last checkpoint")
+        if not isinstance(full, DiskFullError):
+            raise
+        raise full from None
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
@@ -126,7 +133,7 @@ def check_spec(buffer_root, env_id, obs_space, action_space):
     if path.exists():
         held = json.loads(path.read_text())
         if held != spec:
-            raise ValueError(
+            raise UserError(
                 f"{buffer_root} holds data of env {held['env_id']} (observations {held['observation_space']}, "
                 f"actions {held['action_space']}); this run's env is {env_id} (observations {spec['observation_space']}, "
                 f"actions {spec['action_space']}): use another --run-name or --buffer-dir"

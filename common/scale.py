@@ -3,6 +3,7 @@ to collector processes through a file, and evaluate-only's recording of episodes
 are the script's own (`Args`); `python -m common.launch` starts a learner and its collectors in one command."""
 
 import atexit
+import contextlib
 import json
 import os
 import socket
@@ -13,8 +14,9 @@ import numpy as np
 import torch
 from accelerate.utils import broadcast_object_list
 
-from common.checkpoint import CorruptFileError, safe_load
+from common.checkpoint import CorruptFileError, load_matching, safe_load
 from common.evaluate import evaluate, index_obs
+from common.guards import UserError
 from common.logs import eval_metrics
 from common.rundir import claim_run, pid_alive, write_atomic
 
@@ -105,7 +107,13 @@ def start_learner(run_dir, latest, agent, counters):
     save_latest(latest, agent, counters["updates"])
     write_status(run_dir, counters["updates"])
     pid = os.getpid()  # not in forked workers, which exit without atexit handlers anyway
-    atexit.register(lambda: os.getpid() == pid and write_status(run_dir, counters["updates"], "done"))
+
+    def done():  # a full disk cannot take it: collectors then read the dead pid, as after kill -9
+        if os.getpid() == pid:
+            with contextlib.suppress(OSError):
+                write_status(run_dir, counters["updates"], "done")
+
+    atexit.register(done)
 
 
 def learner_status(run_dir):
@@ -158,21 +166,9 @@ def wait_for_learner(run_dir, args, buffer, stop, epoch, step, poll_s=0.5):
 def load_weights(path, agent):
     """An agent's weights from a checkpoint.pt, policy_latest.pt or a --save-model file."""
     if not Path(path).exists():
-        raise FileNotFoundError(f"no weights at {path}: pass --run-name of a run with a checkpoint, or --load-from")
+        raise UserError(f"no weights at {path}: pass --run-name of a run with a checkpoint, or --load-from")
     state = safe_load(path, path)
     load_matching(agent, state.get("agent", state), path)
-
-
-def load_matching(agent, state, path):
-    """load_state_dict, with the model flags named when the weights come from an agent of other sizes."""
-    try:
-        agent.load_state_dict(state)
-    except RuntimeError as e:
-        first = str(e).split("\n\t")[1] if "\n\t" in str(e) else str(e)
-        raise ValueError(
-            f"the weights in {path} do not fit this agent ({first.strip()}): give this process the model flags "
-            "(--traj-encoder, --d-model, --n-layers, --max-seq-len, sizes ...) of the run that wrote them"
-        ) from None
 
 
 def wait_for_data(args, buffer, stop, epochs, poll_s=2.0):
@@ -181,7 +177,7 @@ def wait_for_data(args, buffer, stop, epochs, poll_s=2.0):
     if buffer.files():
         return
     if args.mode == "both" and args.start_collecting_at_epoch >= epochs:
-        raise FileNotFoundError(
+        raise UserError(
             f"--start-collecting-at-epoch {args.start_collecting_at_epoch} >= the run's {epochs} epochs: it trains "
             f"only on files already in {buffer.fifo} or {buffer.protected}, and there are none"
         )

@@ -3,19 +3,24 @@
 Usage: `python docs/relink.py [GUIDE.md ...]` (default: every guide in docs/).
 
 A link from a guide in docs/ to a script has the form [`token` and more text](../amago_agent.py#L<a>-L<b>) (or #L<a>
-for one line). Its first backticked token must occur verbatim in lines a..b of the script. For every link whose token
-is not there (lines moved), this moves the range to the occurrence of the token nearest to the old range, keeping its
-length, and prints the change: the token keeps its place in the range where the committed script (git HEAD, or
-$RELINK_BASE: the revision the guides last matched, e.g. `RELINK_BASE=HEAD~1` after a merge) shows it, else it goes
-on the range's first line; a link the guide no longer has as committed (one an earlier run moved) keeps its token
-where it now is, so running it again before a commit moves nothing. It exits 1 naming every token that no longer
-occurs in its script (the guide's text then needs a new token or a new sentence).
+for one line). Its first backticked token is its anchor: it must occur exactly once in the script, inside lines a..b,
+and the range must hold the whole block that starts on the anchor's line: a statement's every line (a def's or a
+class's whole body, an `if`'s whole branch), or a comment's lines to the last of its run. A token inside a statement
+(one entry of a dict, a docstring's phrase) names its line only.
 
-Links may be written with a placeholder range, `#L0` (one line) or `#L0-L<n>` (n+1 lines): the token is not in line 0,
-so relink places the range at the token's first occurrence (write a token that occurs once). tests/test_docs.py runs
-`check` and fails on any link out of place, so an edit that moves a referenced line fails CI until this is run.
+This moves every link to its anchor and widens a range to its whole block, printing each change. A range keeps the
+lines it held beside its block (before it, after it) as the committed script (git HEAD, or $RELINK_BASE: the revision
+the guides last matched, e.g. `RELINK_BASE=HEAD~1` after a merge) shows them, so a block that grows or shrinks takes
+its range with it; a link the guide no longer has as committed (one an earlier run moved) keeps those lines as they
+are now, so running it again before a commit moves nothing. It exits 1 naming every token that occurs nowhere or more
+than once in its script (the guide's text then needs a longer token or a new sentence).
+
+Links may be written with a placeholder range, `#L0` (one line) or `#L0-L<n>` (at least n+1 lines): relink places
+the range at the token's block. tests/test_docs.py runs `check` and fails on any link out of place, so an edit that
+moves or grows a referenced block fails CI until this is run.
 """
 
+import ast
 import functools
 import os
 import re
@@ -40,34 +45,68 @@ def links(text):
     return out
 
 
-def in_range(lines, token, a, b):
-    return 1 <= a <= b <= len(lines) and any(token in line for line in lines[a - 1 : b])
+@functools.lru_cache
+def block_ends(text):
+    """{line: the last line of the block that starts on it}: every statement's first line (a compound statement's
+    block ends with its body), and every comment line (its block: the comment lines from it to the run's last)."""
+    ends = {}
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.stmt):
+            ends[node.lineno] = max(ends.get(node.lineno, 0), node.end_lineno)
+    lines = text.splitlines()
+    for i, line in enumerate(lines, 1):
+        if line.lstrip().startswith("#") and i not in ends:
+            j = i
+            while j < len(lines) and lines[j].lstrip().startswith("#"):
+                j += 1
+            ends[i] = j
+    return ends
+
+
+def occurrences(lines, token):
+    return [i + 1 for i, line in enumerate(lines) if token in line]
+
+
+def anchor(text, token):
+    """-> (the token's line, the block it names: (first, last)), or (None, None) unless it occurs exactly once."""
+    found = occurrences(text.splitlines(), token)
+    if len(found) != 1 or text.count(token) != 1:
+        return None, None
+    line = found[0]
+    return line, (line, block_ends(text).get(line, line))
 
 
 def check(root=ROOT):
     """Every script link of every guide in root/docs: -> a list of failures, one sentence each (empty: all true)."""
     failures = []
     for doc in guides(root):
-        text = doc.read_text()
-        for m, token, script, a, b in links(text):
+        for m, token, script, a, b in links(doc.read_text()):
             path = Path(root) / script
             where = f"{doc.name}: link {m.group(0)!r}"
             if token is None:
                 failures.append(f"{where} has no backticked token in its text")
-            elif not path.exists():
+                continue
+            if not path.exists():
                 failures.append(f"{where} points to {script}, which does not exist")
-            else:
-                lines = path.read_text().splitlines()
-                if not in_range(lines, token, a, b):
-                    failures.append(
-                        f"{where}: token `{token}` is not in lines {a}-{b} of {script} ({len(lines)} lines); "
-                        "run `python docs/relink.py`"
-                    )
+                continue
+            text = path.read_text()
+            line, block = anchor(text, token)
+            n = text.count(token)
+            if line is None:
+                failures.append(
+                    f"{where}: token `{token}` occurs {n} times in {script}; a link anchors on a token that occurs "
+                    "once: write a longer one"
+                )
+            elif not (a <= block[0] and block[1] <= b):
+                held = (
+                    "is not in"
+                    if not a <= line <= b
+                    else "is, but its block (lines {}-{}) is not all in".format(*block)
+                )
+                failures.append(
+                    f"{where}: token `{token}` (line {line}) {held} lines {a}-{b} of {script}; run `python docs/relink.py`"
+                )
     return failures
-
-
-def nearest(occurrences, a, b):
-    return min(occurrences, key=lambda line: (max(a - line, line - b, 0), line))
 
 
 def guides(root, names=None):
@@ -89,55 +128,53 @@ def committed_text(root, path):
     return out.stdout
 
 
-def committed_lines(root, script):
-    text = committed_text(root, script)
-    return None if text is None else tuple(text.splitlines())
-
-
-def offset(lines, token, a, b):
-    """Where the token sat in lines a..b (0: the first line), or None if it was not there."""
-    if not lines or not in_range(lines, token, a, b):
+def margins(text, token, a, b):
+    """The lines the range a..b holds before and after the token's block in `text`, or None if it does not hold the
+    token there (the script as committed, or a placeholder range)."""
+    if text is None:
         return None
-    return next(i for i in range(a, b + 1) if token in lines[i - 1]) - a
+    lines = text.splitlines()
+    inside = [i for i in occurrences(lines, token) if a <= i <= b]
+    if not inside:
+        return None
+    first, last = inside[0], block_ends(text).get(inside[0], inside[0])
+    return max(first - a, 0), max(b - last, 0)
 
 
 def relink(root=ROOT, names=None, write=True, log=print):
-    """Moves every link whose token left its range; -> the tokens that occur nowhere in their script.
-
-    Where the range held its token in the committed script (git HEAD), the token keeps its place inside the range,
-    and a link whose token is still inside its range but has shifted by the edit is moved with it; otherwise the token
-    goes on the range's first line."""
+    """Moves every link to its anchor's whole block; -> the tokens that occur nowhere, or more than once, in their
+    script (such a link is left as it is)."""
     missing = []
     for doc in guides(root, names):
         text = doc.read_text()
+        guide_then = committed_text(str(root), f"docs/{doc.name}")
         pieces, pos = [], 0
         for m, token, script, a, b in links(text):
             path = Path(root) / script
             if token is None or not path.exists():
                 continue
-            lines = path.read_text().splitlines()
-            # the committed offset means something only for a link the committed guide has as it is now: a link
+            now = path.read_text()
+            line, block = anchor(now, token)
+            if line is None:
+                n = now.count(token)
+                how = "nowhere" if n == 0 else f"{n} times"
+                missing.append(f"{doc.name}: `{token}` occurs {how} in {script}: rewrite the link {m.group(0)!r}")
+                continue
+            first, last = block
+            # the committed margins mean something only for a link the committed guide has as it is now: a link
             # this edit already moved (relink run twice) has its range in the edited script's numbering
-            guide_then = committed_text(str(root), f"docs/{doc.name}")
             as_committed = guide_then is None or m.group(0) in guide_then
-            was = offset(committed_lines(str(root), script), token, a, b) if as_committed else None
-            now = offset(lines, token, a, b)
-            if now is not None and now == (was if was is not None else now):
-                continue
-            occurrences = [i + 1 for i, line in enumerate(lines) if token in line]
-            if not occurrences:
-                missing.append(f"{doc.name}: `{token}` ({script}) occurs nowhere: rewrite the link {m.group(0)!r}")
-                continue
-            line = a + now if now is not None else nearest(occurrences, a, b)
-            new_a = max(line - (was or 0), 1)
-            new_b = min(new_a + (b - a), len(lines))
+            kept = margins(committed_text(str(root), script), token, a, b) if as_committed else None
+            if kept is None:
+                kept = margins(now, token, a, b)
+            if kept is None:  # a placeholder, or a token that left its range: the block, at least as long as before
+                kept = (0, max((b - a) - (last - first), 0))
+            new_a, new_b = max(first - kept[0], 1), min(last + kept[1], len(now.splitlines()))
             if (new_a, new_b) == (a, b):
                 continue
             rng = f"#L{new_a}" if new_b == new_a else f"#L{new_a}-L{new_b}"
-            new = f"[{m.group(1)}](../{script}{rng})"
-            note = f" (placed at the first of {len(occurrences)})" if a == 0 and len(occurrences) > 1 else ""
-            log(f"{doc.name}: `{token}`: {script} L{a}-L{b} -> L{new_a}-L{new_b}{note}")
-            pieces += [text[pos : m.start()], new]
+            log(f"{doc.name}: `{token}`: {script} L{a}-L{b} -> L{new_a}-L{new_b}")
+            pieces += [text[pos : m.start()], f"[{m.group(1)}](../{script}{rng})"]
             pos = m.end()
         if pieces and write:
             doc.write_text("".join(pieces) + text[pos:])

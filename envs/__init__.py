@@ -32,6 +32,8 @@ _ENVS = {
     # pixels: 24x24 RGB frames, corridor 10; the dict version adds a state vector beside a (C, H, W) frame
     "PixelTMaze-v0": "envs.pixel_tmaze:PixelTMaze",
     "PixelTMazeDict-v0": ("envs.pixel_tmaze:PixelTMaze", {"dict_obs": True, "grayscale": True, "channels_first": True}),
+    # the same maze in other frame sizes: the default CNN's cost by frame size (benchmarks/speed.py)
+    **{f"PixelTMaze-{px}px-v0": ("envs.pixel_tmaze:PixelTMaze", {"size": px}) for px in (16, 48, 84)},
     # meta-RL / in-context RL
     "MetaFrozenLake-v0": "envs.frozen_lake:MetaFrozenLake",
     # the attempt index hidden (only the reset flag), so that a memory-free policy cannot act per attempt (memory.sh)
@@ -90,7 +92,7 @@ _ENVS["MetaWorld-ML1-reach-Steps50-v0"] = ("envs.metaworld_env:MetaWorld", {"nam
 # ... and with the puck left out of the observation (the hand and gripper only): each of ML1's 50 train goals comes
 # with its own puck position, so the puck names the goal from the first step; without it, only search finds the goal.
 # Steps40 and Steps30: a drive aimed at the goal reaches all 50 train goals in 40 steps and 40 in 30, a search of
-# this attempt's rewards 32 and 6 (benchmarks/metaworld_probe.py --ceiling --steps N: `aim`, `search`), so
+# this attempt's rewards 32 and 6 (benchmarks/probes/metaworld_probe.py --ceiling --steps N: `aim`, `search`), so
 # remembering the goal is worth more in shorter attempts
 for _steps in (50, 40, 30):
     for _split in ("train", "test"):

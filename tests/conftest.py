@@ -17,7 +17,7 @@ MULTITASK_SCRIPT = ROOT / "amago_multitask.py"
 
 needs_popgym = pytest.mark.skipif(find_spec("popgym") is None, reason="popgym is not installed")
 needs_mujoco = pytest.mark.skipif(find_spec("mujoco") is None, reason="mujoco is not installed")
-needs_gymnax = pytest.mark.skipif(find_spec("gymnax") is None, reason="gymnax is not installed (requirements.txt)")
+needs_gymnax = pytest.mark.skipif(find_spec("gymnax") is None, reason="gymnax is not installed (requirements-dev.txt)")
 
 # Args of a small agent: the code paths of the default sizes, a few thousand parameters
 SMALL = dict(

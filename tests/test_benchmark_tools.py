@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT / "benchmarks" / "probes")]  # the tools, and the probes
 from run import per_env_curve, target_reached  # noqa: E402
 
 from common.logs import eval_curve  # noqa: E402
@@ -83,7 +83,7 @@ def test_run_py_records_nothing_when_the_run_fails():
     cmd = [sys.executable, "benchmarks/run.py", "--minutes", "1", "--recipe", name, "--name", name, "--"]
     try:
         res = subprocess.run([*cmd, "--env-id", "NoSuchEnv-v0"], cwd=ROOT, capture_output=True, text=True)
-        assert res.returncode != 0 and "the run failed (exit code 1)" in res.stderr and "RESULT" not in res.stdout
+        assert res.returncode != 0 and "the run failed (exit code 2)" in res.stderr and "RESULT" not in res.stdout
         assert not recipe.exists()
     finally:
         shutil.rmtree(ROOT / "benchmarks/out" / name, ignore_errors=True)
@@ -173,20 +173,38 @@ def test_run_py_resume_from_continues_a_recorded_run_and_its_curve():
             shutil.rmtree(out / name, ignore_errors=True)
 
 
-def test_plot_draws_a_continued_run_once_as_its_continuation(tmp_path, monkeypatch):
+def test_plot_draws_a_continued_run_once_as_its_continuation_and_the_seeds_of_a_configuration_as_one_curve(
+    tmp_path, monkeypatch
+):
     import plot
 
     (tmp_path / "r").mkdir()
     rows = "minutes,env_steps,updates,eval_return\n1.0,10,5,0.5\n"
-    (tmp_path / "r" / "r_a.csv").write_text(rows)
-    (tmp_path / "r" / "r_a_resumed.csv").write_text(rows + "2.0,20,10,0.9\n")
-    (tmp_path / "r" / "r_b.csv").write_text(rows)
-    drawn = {}
+    runs = {"r_a_s1": rows, "r_a_s1_resumed": rows + "2.0,20,10,0.9\n", "r_a_s2": rows, "r_ff_s1": rows}
+    for name, text in runs.items():
+        (tmp_path / "r" / f"{name}.csv").write_text(text)
+        enc = "ff" if "_ff_" in name else "transformer"
+        (tmp_path / "r" / f"{name}.json").write_text(json.dumps({"env_id": "E-v0", "traj_encoder": enc}))
     monkeypatch.setattr(plot, "RESULTS", tmp_path)
-    monkeypatch.setattr(plot, "ROOT", tmp_path.parent)
-    monkeypatch.setattr(plot, "plot_curves", lambda curves, *a, **k: drawn.update(curves))
-    plot.plot("r")
-    assert drawn == {"r_a_resumed": [(1.0, 0.5), (2.0, 0.9)], "r_b": [(1.0, 0.5)]}
+    [panel] = plot.recipe_panels("r")
+    curves = {c.label: (sorted(s[0] for s in c.seeds), c.baseline) for c in panel.curves}
+    assert curves == {"transformer": (["r_a_s1_resumed", "r_a_s2"], False), "memory-free (ff)": (["r_ff_s1"], True)}
+
+
+def test_plot_aggregates_seeds_as_mean_and_band_and_never_extrapolates_a_seed_that_ended_below_its_target():
+    """Two seeds on the union of their eval minutes; a seed that ended at or above its target counts at its last eval
+    after it (marked), one that ended below it ends the band, and the seeds that run on are drawn alone."""
+    from plot import aggregate
+
+    a = ("a", [(1.0, 0.0), (3.0, 1.0)], 1.0)  # reached its target 1.0 and stopped at 3 min
+    b = ("b", [(2.0, 0.5), (4.0, 0.5), (6.0, 0.7)], None)
+    xs, mean, low, high, ends, tails = aggregate([a, b])
+    assert xs == [2.0, 3.0, 4.0, 6.0]  # from the last seed's first eval
+    assert mean == [0.5, 0.75, 0.75, 0.85] and low == [0.5, 0.5, 0.5, 0.7] and high == [0.5, 1.0, 1.0, 1.0]
+    assert ends == [(3.0, 1.0)] and tails == []
+    c = ("c", [(2.0, 0.0), (3.0, 0.2)], None)  # ended below its target: the band ends with it, b goes on alone
+    xs, mean, _, _, _, tails = aggregate([b, c])
+    assert xs == [2.0, 3.0] and mean == [0.25, 0.35] and tails == [[(3.0, 0.5), (4.0, 0.5), (6.0, 0.7)]]
 
 
 def test_tmaze_episodes_counts_walks_turns_and_rewards_from_the_replay_files(tmp_path, monkeypatch):
@@ -234,6 +252,31 @@ def test_compare_reference_sizes_match_the_reference_parameter_counts():
         args = tyro.cli(amago.Args, args=["--env-id", cr.ENV_ID, *cr.our_flags(*cr.BENCHES[bench])])
         agent = amago.Agent(args, obs["obs"], act)
         assert sum(p.numel() for p in agent.trainable_parameters()) == n, bench
+
+
+def test_compare_reference_summary_pools_every_recorded_pair_of_a_bench_and_thread_count(tmp_path):
+    """--summarize: the pairs of every file (any name, any day) of one bench and thread count are pooled, pair by pair
+    (ours / reference), other thread counts kept apart; the table gives median [min-max] and the pair count."""
+    import compare_reference as cr
+
+    def record(name, bench, threads, reference, ours, rss_ref, rss_ours):
+        r = {"bench": bench, "threads": threads, "reference": reference, "ours": ours}
+        r |= {"peak_rss_mb_reference": rss_ref, "peak_rss_mb_ours": rss_ours}
+        (tmp_path / name).write_text(json.dumps(r))
+
+    record("collect.json", "collect", 1, [100, 100], [200, 300], [400, 400], [300, 360])  # ratios 2, 3
+    record("collect_1t_2026-12-01.json", "collect", 1, [100], [250], [400], [320])
+    record("collect_2threads.json", "collect", 2, [100], [150], [400], [400])  # 1.5: another thread count
+    (tmp_path / "notes.json").write_text(json.dumps({"machine": "not a pair"}))
+    groups = cr.pooled(tmp_path)
+    assert list(groups) == [("collect", 1), ("collect", 2)]
+    assert sorted(groups["collect", 1]["ratio"]) == [2.0, 2.5, 3.0] and len(groups["collect", 1]["files"]) == 2
+    table = cr.summary_table(groups).splitlines()  # one row per bench; memory over all of its pairs
+    assert (
+        table[0]
+        == "| bench | 1 thread: ours / reference | 2 threads: ours / reference | peak memory, ours / reference |"
+    )
+    assert table[2] == "| `collect` | 2.50 [2.00–3.00], 3 pairs | 1.50 [1.50–1.50], 1 pair | 0.85 [0.75–1.00] |"
 
 
 def test_compare_reference_asks_for_the_reference_python():

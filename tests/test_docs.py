@@ -1,6 +1,7 @@
 """The guides in docs/ stay true to the scripts: every line link holds the code it names (docs/relink.py moves them),
 every scalar a script logs is explained in its guide, and every command a guide shows parses."""
 
+import ast
 import re
 import shlex
 import shutil
@@ -13,6 +14,7 @@ from conftest import ROOT
 from docs import relink
 
 GUIDES = {"amago_agent.md": "amago_agent.py", "amago_multitask.md": "amago_multitask.py"}
+SCRIPT = "amago_agent.py"
 
 
 def guide_path(name):
@@ -23,6 +25,8 @@ def guide_path(name):
 
 
 def test_every_line_link_holds_its_token():
+    """Every link's first token occurs once in its script, inside the link's range, and the range holds the whole
+    block that starts on the token's line (a def's body to its last line, a statement to its end)."""
     failures = relink.check(ROOT)
     assert not failures, "\n".join(failures)
 
@@ -38,44 +42,104 @@ def test_every_script_link_has_the_checked_form(name):
 
 
 def copy_project(tmp_path):
+    """The script, the modules the guide links into and the guide, committed in a git repository of their own (relink
+    keeps what a range holds beside its block as the committed script shows it)."""
     for rel in ["amago_agent.py", "common/logs.py", "common/scale.py", "docs/amago_agent.md"]:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / rel, tmp_path / rel)
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t"]
+    for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "c"]):
+        subprocess.run(git + cmd, check=True, capture_output=True)
+    relink.committed_text.cache_clear()
     return tmp_path
+
+
+def guide_links(root, token):
+    """The ranges of the guide's links anchored on `token`."""
+    return [(a, b) for _, tok, _, a, b in relink.links((root / "docs/amago_agent.md").read_text()) if tok == token]
+
+
+def block_of(script, token):
+    """(first, last) line of the block that starts on the one line holding `token`."""
+    line = [i + 1 for i, text in enumerate(script.read_text().splitlines()) if token in text]
+    assert len(line) == 1
+    return line[0], relink.block_ends(script.read_text()).get(line[0], line[0])
 
 
 def test_the_link_check_fails_when_a_referenced_line_moves_and_relink_repairs_it(tmp_path):
     root = copy_project(tmp_path)
     assert relink.check(root) == []
-    guide = root / "docs/amago_agent.md"
-    before = [(tok, a, b) for _, tok, _, a, b in relink.links(guide.read_text())]
-    script = root / "amago_agent.py"
+    before = [
+        (tok, a, b) for _, tok, f, a, b in relink.links((root / "docs/amago_agent.md").read_text()) if f == SCRIPT
+    ]
+    script = root / SCRIPT
     script.write_text("# one line more at the top\n" + script.read_text())
     failures = relink.check(root)
-    assert len(failures) >= 30  # each link whose token left its range
+    assert len(failures) >= 30  # each link whose block left its range
     assert all("amago_agent.md" in f and "`" in f and "python docs/relink.py" in f for f in failures)
     changes = []
     assert relink.relink(root, log=changes.append) == []
-    assert len(changes) == len(failures) and relink.check(root) == []
-    after = [(tok, a, b) for _, tok, _, a, b in relink.links(guide.read_text())]
-    moved = [x for x, y in zip(before, after) if x != y]
-    assert len(moved) == len(failures)
-    assert all(y in (x, (x[0], x[1] + 1, x[2] + 1)) for x, y in zip(before, after))  # moved down by the one line
+    assert len(changes) >= len(failures) and relink.check(root) == []
+    after = [(tok, a, b) for _, tok, f, a, b in relink.links((root / "docs/amago_agent.md").read_text()) if f == SCRIPT]
+    assert len(after) == len(before) >= 30
+    assert all(y == (x[0], x[1] + 1, x[2] + 1) for x, y in zip(before, after))  # every link down by the one line
+
+
+def test_a_range_that_misses_part_of_its_block_fails_and_relink_makes_it_whole(tmp_path):
+    """Lines inserted inside `def sample` leave its range short of the function's `return`: the check fails, and
+    relink widens the range to the whole function (not just the token's new place)."""
+    root = copy_project(tmp_path)
+    script, token = root / "amago_agent.py", "def sample(self, files, cache, bad):"
+    first, last = block_of(script, token)
+    before = guide_links(root, token)
+    assert before and all(a == first and b >= last for a, b in before)
+    lines = script.read_text().splitlines(keepends=True)
+    body = first + 2  # a line inside the body (after the def line and the first statement)
+    indent = lines[body - 1][: len(lines[body - 1]) - len(lines[body - 1].lstrip())]
+    lines[body - 1 : body - 1] = [f"{indent}pass  # inserted\n"] * 3
+    script.write_text("".join(lines))
+    failures = relink.check(root)
+    assert any(token in f and f"its block (lines {first}-{last + 3})" in f for f in failures), failures
+    assert relink.relink(root, log=lambda line: None) == [] and relink.check(root) == []
+    assert guide_links(root, token) == [(a, b + 3) for a, b in before]  # the lines beside the block kept
+    lines = script.read_text().splitlines()
+    ret = next(i + 1 for i in range(first, last + 3) if lines[i].strip().startswith("return "))
+    assert all(a <= ret <= b for a, b in guide_links(root, token))  # the window it returns, in every link's range
+
+
+def test_a_shortened_range_fails(tmp_path):
+    root = copy_project(tmp_path)
+    guide, token = root / "docs/amago_agent.md", "def nstep_td_target"
+    (a, b), last = guide_links(root, token)[0], block_of(root / SCRIPT, token)[1]
+    guide.write_text(
+        guide.read_text().replace(f"[`{token}`](../{SCRIPT}#L{a}-L{b})", f"[`{token}`](../{SCRIPT}#L{a}-L{last - 1})")
+    )
+    failures = relink.check(root)
+    assert len(failures) >= 1 and all(token in f and "is not all in" in f for f in failures)
+
+
+def test_a_token_that_occurs_more_than_once_is_refused(tmp_path):
+    """`def step(self, x, time, hidden):` is the first line of four methods: a link anchored on it proves nothing."""
+    root = copy_project(tmp_path)
+    token = "def step(self, x, time, hidden):"
+    assert (root / "amago_agent.py").read_text().count(token) > 1
+    (root / "docs/amago_agent.md").write_text(f"[`{token}` of the Transformer](../amago_agent.py#L0)\n")
+    failures = relink.check(root)
+    assert len(failures) == 1 and "occurs 4 times" in failures[0]
+    missing = relink.relink(root, log=lambda line: None)
+    assert len(missing) == 1 and "occurs 4 times" in missing[0]
 
 
 def test_relink_run_twice_moves_nothing_the_second_time(tmp_path):
-    """In a git checkout relink keeps a token's place inside its range as the committed script had it. A second run
-    before the commit must not apply that offset again to the links the first run moved up (a long range moved up by
-    fewer lines than it spans still holds the line where the committed script has its token)."""
+    """relink keeps what a range holds beside its block as the committed script had it. A second run before the
+    commit must not apply the committed margins again to the links the first run moved up."""
     root = copy_project(tmp_path)
-    git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t"]
-    for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "c"]):
-        subprocess.run(git + cmd, check=True, capture_output=True)
     script = root / "amago_agent.py"
-    tokens = {tok for _, tok, *_ in relink.links((root / "docs/amago_agent.md").read_text())}
+    tokens = {tok for _, tok, f, *_ in relink.links((root / "docs/amago_agent.md").read_text()) if f == SCRIPT}
     lines = script.read_text().splitlines(keepends=True)
-    drop = [i for i, line in enumerate(lines) if not any(t in line for t in tokens)][:17]  # early lines, no token
+    drop = [i for i, line in enumerate(lines) if not line.strip()][:17]  # early blank lines (a block or two shrinks)
     script.write_text("".join(line for i, line in enumerate(lines) if i not in drop))
+    assert all(script.read_text().count(t) == 1 for t in tokens)
     first, second = [], []
     assert relink.relink(root, log=first.append) == [] and first and relink.check(root) == []
     guide = (root / "docs/amago_agent.md").read_text()
@@ -92,13 +156,15 @@ def test_relink_names_a_token_that_no_longer_occurs(tmp_path):
     assert len(missing) == 1 and "y_norm = self.popart.normalize_target(y)" in missing[0]
 
 
-def test_placeholder_links_are_placed_at_the_token(tmp_path):
+def test_placeholder_links_are_placed_at_the_tokens_whole_block(tmp_path):
     root = copy_project(tmp_path)
     (root / "docs/amago_agent.md").write_text("[`def nstep_td_target`](../amago_agent.py#L0-L3)\n")
     relink.relink(root, log=lambda line: None)
-    lines = (root / "amago_agent.py").read_text().splitlines()
-    a = next(i + 1 for i, line in enumerate(lines) if "def nstep_td_target" in line)
-    assert (root / "docs/amago_agent.md").read_text() == f"[`def nstep_td_target`](../amago_agent.py#L{a}-L{a + 3})\n"
+    a, b = block_of(root / "amago_agent.py", "def nstep_td_target")
+    assert (
+        b - a > 3
+        and (root / "docs/amago_agent.md").read_text() == f"[`def nstep_td_target`](../amago_agent.py#L{a}-L{b})\n"
+    )
 
 
 PLACEHOLDERS = {"name": "<env>", "n": "<env>", "key": "<metric>"}
@@ -148,3 +214,55 @@ def test_every_command_in_the_guide_parses(name):
             module.check_args(tyro.cli(module.Args, args=argv))  # the flags parse, and the script accepts them
         except (SystemExit, ValueError) as e:
             pytest.fail(f"docs/{name}: `python {GUIDES[name]} {shlex.join(argv)}` is refused: {e!r}")
+
+
+def test_the_guide_names_every_keyword_make_exploration_passes():
+    """ "Adapt it" 6 tells how a custom exploration class is constructed: it must name every keyword the script passes
+    (a class written to a shorter list raises TypeError; docs/examples/custom_exploration.py is written to it)."""
+    tree = ast.parse((ROOT / "amago_agent.py").read_text())
+    fn = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "make_exploration")
+    kw = next(n.value for n in ast.walk(fn) if isinstance(n, ast.Assign) and n.targets[0].id == "kw")
+    names = [k.arg for k in kw.keywords]
+    assert "greedy_frac" in names
+    text = guide_path("amago_agent.md").read_text()
+    section = text[text.index("### 6. Exploration") : text.index("### 7. The experiment")]
+    assert all(f"`{name}`" in section for name in names), (names, section)
+
+
+REVISITS = re.compile(r"(\d+)% of `envs:([\w-]+)`'s \((\d\.\d\d)\)|(\d+)% of the steps of `envs:([\w-]+)` are revisits")
+
+
+def revisit_figures(env_id, steps=4000, n=8):
+    """Under uniform random actions (8 actors, `steps` env steps): the share of steps at an observation seen before in
+    the episode, and the mean factor (1/n**2) that --eps-revisit-power 2 puts on epsilon."""
+    import numpy as np
+
+    import amago_agent as amago
+
+    envs = amago.make_vec_env(env_id, n, "sync", 0, False, "r")
+    explore = amago.EpsilonGreedy(n, envs.single_action_space, 1.0, 0.05, 1, 0, revisit_power=2.0)
+    rng, factors = np.random.default_rng(0), []
+    obs, _ = envs.reset(seed=0)
+    for _ in range(steps // n):
+        factors.append(np.broadcast_to(explore.revisit_factor(obs["obs"]), (n,)))
+        obs, _, term, trunc, _ = envs.step(rng.integers(0, envs.single_action_space.n, n))
+        explore.end_episodes(term | trunc)
+    envs.close()
+    f = np.concatenate(factors)
+    return round(100 * (f < 1).mean()), round(f.mean(), 2)
+
+
+def test_the_guides_revisit_figures():
+    """The share of revisited steps the guide's Exploration section gives for each env, measured as it says."""
+    text = guide_path("amago_agent.md").read_text()
+    section = text[text.index("**Random actions where the episode is new") : text.index("**Greedy episodes")]
+    stated = {}
+    for m in REVISITS.finditer(section.replace("\n", " ")):
+        if m.group(2):
+            stated[m.group(2)] = (int(m.group(1)), float(m.group(3)))
+        else:
+            stated[m.group(5)] = (int(m.group(4)), float(re.search(r"the mean factor (\d\.\d\d)", section).group(1)))
+    assert len(stated) == 4, stated
+    for env_id, figures in stated.items():
+        assert revisit_figures(f"envs:{env_id}") == figures, env_id
+    assert revisit_figures("LunarLander-v3", steps=400) == (0, 1.0)  # "none of LunarLander's"

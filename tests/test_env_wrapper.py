@@ -7,6 +7,7 @@ import pytest
 
 import amago_agent as amago
 from common.args import resolve_env_id
+from common.guards import UserError
 from tests.dummy_envs import CountingEnv
 
 
@@ -23,7 +24,7 @@ def test_module_colon_id_imports_the_module():
 
 
 def test_unknown_id_gives_clear_error():
-    with pytest.raises(gym.error.Error, match="NotAnEnv-v0"):
+    with pytest.raises(UserError, match="NotAnEnv-v0"):
         resolve_env_id("NotAnEnv-v0")
 
 

@@ -1,6 +1,6 @@
 """POPGym through envs.popgym_env: every game passes the env checker, observations become one-hot vectors with a
 timer, MultiDiscrete actions are raveled, and time-limit truncation ends the episode as a termination; the memoryless
-bar (benchmarks/popgym_memoryless.py) scores answers as the games do."""
+bar (benchmarks/probes/popgym_memoryless.py) scores answers as the games do."""
 
 import itertools
 import json
@@ -126,14 +126,14 @@ def test_popgym_ids_are_registered_and_bad_names_are_clear_errors():
 def test_popgym_memoryless_bar_answers_as_the_game_scores_and_lies_far_above_random_where_the_time_step_helps(
     game, low, high
 ):
-    """benchmarks/popgym_memoryless.py reads each step's correct answer from the game's state: answering it earns the
-    game's maximum, 1.0 (so the rule is the game's own). A policy that sees only the time step and the observation
+    """benchmarks/probes/popgym_memoryless.py reads each step's correct answer from the game's state: answering it earns
+    the game's maximum, 1.0 (so the rule is the game's own). A policy that sees only the time step and the observation
     gets far more than random's -0.93 on CountRecall (the likely count grows with time; ~-0.50 measured on 20,000
     episodes), about random's -0.50 where the observation says nothing about the answer (RepeatFirst,
     RepeatPrevious), and -0.47 on Autoencode, whose last watch step shows the first card to recall."""
     cmd = [
         sys.executable,
-        "benchmarks/popgym_memoryless.py",
+        "benchmarks/probes/popgym_memoryless.py",
         "--env-id",
         f"envs:PopGym-{game}-v0",
         "--episodes",

@@ -26,7 +26,7 @@ import amago_agent  # noqa: E402
 import amago_multitask  # noqa: E402
 from common.args import resolve_env_id  # noqa: E402
 from common.evaluate import evaluate  # noqa: E402
-from common.guards import FileCache, read_trajectory  # noqa: E402
+from common.guards import FileCache, UserError, read_trajectory  # noqa: E402
 from common.logs import read_scalars  # noqa: E402
 from common.rundir import claim_run  # noqa: E402
 
@@ -291,6 +291,8 @@ def test_ctrl_c_and_sigterm_save_a_checkpoint_and_say_how_to_resume(tmp_path, si
     assert "Traceback" not in stderr
     assert f"checkpoint saved at epoch {counters['epoch']}; continue with --resume --run-name r" in stdout
     assert steps == {counters["updates"]}  # the weights and the counters are from the same moment
+    rates = [v for _, _, v in read_scalars(tmp_path / "runs/r")["charts/updates_per_s"]]
+    assert max(rates) <= 10 * min(rates)  # the epoch cut short logs the rate of the updates it made, or none
     # the unfinished epoch is done again on --resume, so its env steps are not in the checkpoint's count
     assert counters["global_step"] == counters["epoch"] * 100 == counters["frames"]["FaultsRandomReturn-v0"]
 
@@ -317,7 +319,7 @@ def test_files_deleted_by_the_fifo_are_dropped_silently(tmp_path):
 def test_bad_env_module_and_misspelled_id_name_the_flag():
     with pytest.raises(ValueError, match="--env-id no_such_pkg.envs:Foo-v0: cannot import 'no_such_pkg.envs'"):
         resolve_env_id("no_such_pkg.envs:Foo-v0")
-    with pytest.raises(gym.error.NameNotFound, match="--env-id 'CartPol-v1': .*Did you mean: `CartPole`"):
+    with pytest.raises(UserError, match="--env-id 'CartPol-v1': .*Did you mean: `CartPole`"):
         resolve_env_id("CartPol-v1")
 
 
@@ -428,6 +430,11 @@ def test_a_corrupt_checkpoint_falls_back_to_the_one_before(tmp_path, capsys):
     assert amago_agent.load_checkpoint(path, agent, opt, explore) == {"updates": 1}
     err = capsys.readouterr().err
     assert f"{path} is corrupt or truncated" in err and f"resuming from the checkpoint before it, {prev}" in err
+    corrupt = tmp_path / "checkpoint.corrupt.pt"  # set aside, so that the next save cannot rotate it over prev
+    assert f"({path} moved to {corrupt})" in err and len(corrupt.read_bytes()) == 1000
+    amago_agent.save_checkpoint(path, agent, opt, explore, {"updates": 3})
+    assert amago_agent.load_checkpoint(prev, agent, opt, explore) == {"updates": 1}  # the good one, kept
+    path.write_bytes(path.read_bytes()[:1000])
     prev.unlink()
     with pytest.raises(CorruptFileError, match=f"{path} is corrupt or truncated .*no older checkpoint"):
         amago_agent.load_checkpoint(path, agent, opt, explore)
@@ -457,6 +464,69 @@ def test_a_full_disk_during_a_checkpoint_says_so_and_keeps_the_last_one(tmp_path
     with pytest.raises(OSError, match=f"cannot write {path}: no space left on the device.*{path} is intact"):
         amago_agent.save_checkpoint(path, agent, opt, explore, {"updates": 2})
     assert path.read_bytes() == saved and sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint.pt"]
+
+
+def test_a_full_disk_during_a_trajectory_write_names_the_file_and_keeps_the_others(tmp_path, monkeypatch):
+    from common.guards import DiskFullError
+
+    buffer = amago_agent.DiskReplayBuffer(tmp_path / "b", 10, max_seq_len=4, action_dim=3, discrete=True)
+    obs = [
+        {"obs": {"observation": np.zeros(2, np.float32)}, "rl2": np.zeros(4, np.float32), "time": t} for t in range(3)
+    ]
+    traj = {"obs": obs, "actions": [0, 1], "rewards": [0.0, 1.0], "terminated": [False, True]}
+    buffer.save(traj)
+    before = sorted(os.listdir(buffer.fifo))
+
+    def full(f, **arrays):
+        f.write(b"partial")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(amago_agent.np, "savez", full)
+    with pytest.raises(
+        DiskFullError, match=rf"cannot write {buffer.fifo}/\S+\.npz: no space left on the device\. Nothing"
+    ):
+        buffer.save(traj)
+    assert sorted(os.listdir(buffer.fifo)) == before  # no partial file, the earlier one whole
+
+
+def test_a_full_disk_mid_run_is_one_line(tmp_path):
+    """On a real 1-MB filesystem (a tmpfs; skipped where this process may not mount one): the run stops with one
+    line that names the file, and no traceback."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1M", "tmpfs", str(disk)], capture_output=True).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        out = run_script(disk, check=False, **{**RUN, "total_timesteps": 100_000, "eval_interval": 0})
+    finally:
+        subprocess.run(["umount", str(disk)])
+    lines = [line for line in out.stderr.splitlines() if line.strip() and "env steps/s" not in line]
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr[-2000:]
+    assert len(lines) == 1 and re.match(r"error: cannot write \S+: no space left on the device\. Nothing", lines[0])
+
+
+def test_weights_of_other_sizes_name_the_flags(tmp_path):
+    """A run without flags.json (a copy, or one made before it existed) resumed with other sizes: the error names the
+    flags that differ, in one line, instead of torch's list of every tensor; nothing of the run is changed."""
+    args = {**RUN, "d_model": 16, "n_layers": 1}
+    assert run_script(tmp_path, **args).returncode == 0
+    (tmp_path / "runs/r/flags.json").unlink()
+    saved = (tmp_path / "runs/r/checkpoint.pt").read_bytes()
+    out = run_script(tmp_path, check=False, **{**args, "d_model": 32, "n_layers": 2, "resume": True})
+    lines = [line for line in out.stderr.splitlines() if line.strip()]
+    assert out.returncode == 2 and len(lines) == 1, out.stderr[-2000:]
+    assert "16 in the file (--d-model" in lines[0] and "2 layers here, 1 in the file (--n-layers" in lines[0]
+    assert (tmp_path / "runs/r/checkpoint.pt").read_bytes() == saved and not (tmp_path / "runs/r/flags.json").exists()
+
+
+def test_accelerate_launch_on_the_cpu_says_it_runs_one_process(tmp_path):
+    launcher = shutil.which("accelerate", path=str(Path(sys.executable).parent))
+    env = {"PYTHONPATH": str(ROOT), "PATH": str(Path(sys.executable).parent), "OMP_NUM_THREADS": "1"}
+    cmd = [launcher, "launch", "--cpu", "--num_processes", "2", str(SCRIPT), *flags(**{**TINY_RUN, **RUN})]
+    out = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "note: accelerate launch --cpu starts one process, not 2" in out.stderr
+    assert "torchrun --nproc_per_node 2 amago_agent.py" in out.stderr
 
 
 def test_collectors_keep_their_weights_through_a_truncated_or_missing_policy_file(tmp_path, capsys):

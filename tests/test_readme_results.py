@@ -1,40 +1,77 @@
-"""README.md's results table says what the result files hold: benchmarks/check_readme.py finds every number of its
-result column in the files the row links to, and fails on a number that is in none of them."""
+"""README.md's tables say what the result files hold: benchmarks/check_readme.py binds every number of the results and
+speed tables to the result field benchmarks/readme_sources.toml names for it, so one changed digit of any kind of
+number fails, and so does a number added without a source."""
 
 import subprocess
 import sys
 
+import pytest
 from conftest import ROOT
 
 CHECK = ROOT / "benchmarks" / "check_readme.py"
 README = (ROOT / "README.md").read_text()
-KEYDOOR = "return 51.5 vs 13.2 in 65 min"  # a result cell of the table; the files hold 51.47 and 13.19
 
 
 def check(readme_path):
     cmd = [sys.executable, str(CHECK), str(readme_path), "--root", str(ROOT)]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
 
 
-def test_readme_results_match_files():
+def in_row(row_start, old, new):
+    """README with `old` replaced by `new` in the one table row that starts with `row_start`."""
+    lines = README.splitlines(keepends=True)
+    [i] = [i for i, line in enumerate(lines) if line.startswith(row_start)]
+    assert old in lines[i], f"{old!r} is not in the row {row_start!r}"
+    lines[i] = lines[i].replace(old, new, 1)
+    return "".join(lines)
+
+
+def test_the_readme_matches_its_result_files():
     out = check(ROOT / "README.md")
     assert out.returncode == 0, out.stdout + out.stderr
-    assert " 0 mismatch" in out.stdout
+    assert " 0 mismatch(es); 0 broken link(s)" in out.stdout
 
 
-def test_a_wrong_number_fails(tmp_path):
-    assert KEYDOOR in README
+# one changed digit of each kind of number: (row, as written, changed, the changed number, what it is bound to)
+MUTATIONS = [
+    ("| [LunarLander]", "16.7 / 23.2", "16.9 / 23.2", "16.9", "a RESULT field: first_minute_at_or_above"),
+    ("| [LunarLander]", "144,000", "145,000", "145,000", "a CSV cell: env steps at the first eval at the target"),
+    ("| [LunarLander]", "(35 min)", "(36 min)", "36", "a RESULT field in other units: wall_s in minutes"),
+    ("| [T-Maze H = 50, 100", "0.47–0.55", "0.48–0.55", "0.48", "the least of a CSV column (the ff run's evals)"),
+    ("| [T-Maze H = 500", "220,440", "220,450", "220,450", "a CSV cell of a single-seed run"),
+    ("| [POPGym", "114.1", "114.2", "114.2", "a CSV cell found at a bar the run was not given"),
+    ("| [Meta-Frozen-Lake", "0.995", "0.985", "0.985", "the last value of a RESULT's last_evals list"),
+    ("| [MultiScaleBandit", "0.29–1.00", "0.28–1.00", "0.28", "a per-scale CSV column from a derived minute on"),
+    ("| [XLand", "greedy 1.30", "greedy 1.31", "1.31", "the mean of a RESULT's last three evals"),
+    ("| [XLand", "(random 0.834)", "(random 0.835)", "0.835", "the uniform-random baseline's RESULT"),
+    ("| [Meta-World", "0.60 / 0.71", "0.60 / 0.72", "0.72", "the mean of the last attempt's success"),
+    ("| `collect`", "2.53 [", "2.54 [", "2.54", "the median of the pooled compare_reference pairs"),
+    ("| `collect`", "[2.04–2.84]", "[2.04–2.85]", "2.85", "the range of the pooled pairs"),
+    ("| `update_small`", "6 pairs", "7 pairs", "7", "the number of pooled pairs"),
+]
+
+
+@pytest.mark.parametrize("row,written,changed,number,kind", MUTATIONS, ids=[m[4] for m in MUTATIONS])
+def test_one_changed_digit_fails(tmp_path, row, written, changed, number, kind):
     wrong = tmp_path / "README.md"
-    wrong.write_text(README.replace(KEYDOOR, KEYDOOR.replace("51.5", "51.6")))  # 51.47 rounds to 51.5, not 51.6
+    wrong.write_text(in_row(row, written, changed))
     out = check(wrong)
-    assert out.returncode == 1, out.stdout + out.stderr
-    assert "51.6 is in no file of benchmarks/results/keydoor" in out.stdout
-    assert " 1 mismatch" in out.stdout
+    assert out.returncode == 1, f"{kind}: {changed!r} passed\n" + out.stdout
+    assert f": {number} is not " in out.stdout and " 1 mismatch(es)" in out.stdout, out.stdout
 
 
-def test_a_row_without_result_files_fails(tmp_path):
-    unlinked = tmp_path / "README.md"
-    unlinked.write_text(README.replace("[Pendulum](benchmarks/results/pendulum)", "Pendulum"))
-    out = check(unlinked)
+def test_a_number_without_a_source_fails(tmp_path):
+    """The value may be in some file (2.18 is a minute of LunarLander's curve), but the row declares no source for it."""
+    wrong = tmp_path / "README.md"
+    wrong.write_text(in_row("| [LunarLander]", "16.7 / 23.2", "16.7 / 23.2 (2.18 min)"))
+    out = check(wrong)
+    assert out.returncode == 1 and "LunarLander: 10 numbers in its checked cells, 9 declared" in out.stdout, out.stdout
+
+
+def test_a_row_without_a_declaration_fails_and_so_does_a_declaration_without_its_row(tmp_path):
+    wrong = tmp_path / "README.md"
+    wrong.write_text(in_row("| [Pendulum]", "[Pendulum]", "[Pendulum-v1]"))
+    out = check(wrong)
     assert out.returncode == 1
-    assert "Pendulum: the row links to no result file" in out.stdout
+    assert 'Pendulum-v1: no [rows."Pendulum-v1"] in benchmarks/readme_sources.toml' in out.stdout
+    assert "Pendulum: declared in benchmarks/readme_sources.toml, not a row of README.md" in out.stdout

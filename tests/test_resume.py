@@ -1,6 +1,7 @@
 """Checkpoints and resume: a resumed update is bit-identical to an uninterrupted one, a checkpoint write is atomic, a
 resumed run continues its counters and buffer, and the learning-rate schedule that follows the update count."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -79,6 +80,8 @@ def test_script_resume_continues_counters_and_buffer(tmp_path):
     second = run_cartpole(tmp_path, total_timesteps=160, resume=True)
     assert second.returncode == 0, second.stderr[-3000:]
     assert f"resumed r at epoch 2, 80 steps, {updates} updates" in second.stdout
+    bar = re.findall(r"(\d+)/(\d+) env steps \[", second.stderr)  # the progress bar counts the run's env steps, from 80
+    assert bar[0] == ("80", "160") and bar[-1] == ("160", "160")
     state = torch.load(tmp_path / "runs/r/checkpoint.pt", weights_only=False)
     assert state["counters"] == {"epoch": 4, "global_step": 160, "updates": updates + 6, "frames": {"CartPole-v1": 160}}
     assert files_before <= set((tmp_path / "buffers/r/fifo").glob("*.npz"))  # the old data is still there

@@ -77,13 +77,14 @@ def test_bad_encoder_choices_are_clear_errors():
 @pytest.mark.parametrize("side", [16, 24, 64, 84])
 def test_the_default_cnn_fits_the_frame(side):
     """With no CNN flags, any frame from 16x16 up runs; from 36 pixels up it is DQN's stack, so 84x84 frames get the
-    reference's Nature CNN exactly: (8, 4, 3) kernels, (4, 2, 1) strides, 32/64/64 channels, a 7x7 map."""
+    reference's Nature CNN exactly: (8, 4, 3) kernels, (4, 2, 1) strides, 32/64/64 channels, a 7x7 map. A smaller
+    frame gets 3x3 convs at strides (2, 2, 1) with a quarter of the widths, 8/16/16."""
     enc = amago.make_tstep_encoder(
         amago.Args(tstep_hidden=16, tstep_dim=16), gym.spaces.Dict({"im": image((side, side, 3))}), 3
     )
     convs = [m for m in enc.cnns[0] if isinstance(m, torch.nn.Conv2d)]
     sizes = [(c.out_channels, c.kernel_size[0], c.stride[0]) for c in convs]
-    assert sizes == ([(32, 8, 4), (64, 4, 2), (64, 3, 1)] if side >= 36 else [(32, 3, 2), (64, 3, 2), (64, 3, 1)])
+    assert sizes == ([(32, 8, 4), (64, 4, 2), (64, 3, 1)] if side >= 36 else [(8, 3, 2), (16, 3, 2), (16, 3, 1)])
     out = enc.cnns[0](torch.zeros(1, 3, side, side))
     if side == 84:
         assert out.shape == (1, 64, 7, 7)

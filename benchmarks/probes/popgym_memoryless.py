@@ -1,6 +1,6 @@
 """The best return a policy WITHOUT memory can get on a POPGym game: the bar an agent must beat to show it uses the past.
 
-    python benchmarks/popgym_memoryless.py --env-id envs:PopGym-CountRecallMedium-v0 --episodes 4000
+    python benchmarks/probes/popgym_memoryless.py --env-id envs:PopGym-CountRecallMedium-v0 --episodes 4000
 
 A uniform-random baseline is a weak bar for these games: a policy that sees only the current observation and the time
 step can already do much better than random (in CountRecall, guessing the most likely count for the time step). This
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from common.args import resolve_env_id  # noqa: E402
 from common.logs import print_result  # noqa: E402

@@ -1,6 +1,6 @@
 """Every logged scalar of one recorded run: a long CSV and a grid of small plots, one per tag.
 
-    python benchmarks/metrics_panel.py --recipe guide_metrics --name guide_metrics_lunarlander
+    python benchmarks/probes/metrics_panel.py --recipe guide_metrics --name guide_metrics_lunarlander
 
 Reads the run's tensorboard folder, benchmarks/out/<name>/runs/<name> (where benchmarks/run.py keeps it), and writes
 benchmarks/results/<recipe>/<name>_scalars.csv (tag, env_steps, minutes, value; minutes since the run's first logged
@@ -14,7 +14,7 @@ import math
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from common.logs import read_scalars  # noqa: E402
 

@@ -2,7 +2,7 @@
 process, at the same sizes, for the same wall-clock time each, with no cap on env steps per update
 (`--steps-per-update 0`):
 
-    OMP_NUM_THREADS=1 python benchmarks/scale_throughput.py --minutes 4 -- --env-id LunarLander-v2
+    OMP_NUM_THREADS=1 python benchmarks/probes/scale_throughput.py --minutes 4 -- --env-id LunarLander-v2
 
 Each set-up runs in benchmarks/out/scale_throughput_<setup>/ and is stopped with SIGTERM after --minutes; its
 learner's tensorboard log gives the updates and env steps it reached. One `RESULT {json}` line per set-up, and a
@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from common.logs import read_scalars  # noqa: E402
 

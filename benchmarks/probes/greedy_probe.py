@@ -1,8 +1,8 @@
 """How a policy behaves in a grid world, episode by episode: the evidence for why a greedy (argmax) policy can score
 below the uniform-random one in XLand-MiniGrid and BabyAI.
 
-    OMP_NUM_THREADS=1 python benchmarks/greedy_probe.py --run-name x1 --trials 64
-    OMP_NUM_THREADS=1 python benchmarks/greedy_probe.py --script amago_multitask.py --run-name b1 --trials 96
+    OMP_NUM_THREADS=1 python benchmarks/probes/greedy_probe.py --run-name x1 --trials 64
+    OMP_NUM_THREADS=1 python benchmarks/probes/greedy_probe.py --script amago_multitask.py --run-name b1 --trials 96
 
 Loads runs/<run>/checkpoint.pt with the run's saved flags (runs/<run>/flags.json), builds its eval envs, and plays
 the same eval episodes (the same seed) with four policies: the checkpoint's argmax action ("greedy"), an action
@@ -27,7 +27,7 @@ import numpy as np
 import torch
 import tyro
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from common.args import resolve_env_ids, restore_flags  # noqa: E402
 from common.evaluate import obs_to_torch  # noqa: E402

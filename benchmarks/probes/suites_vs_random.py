@@ -1,6 +1,6 @@
 """Does a recorded suite recipe beat the uniform-random policy? One table per recipe, from its result files.
 
-    python benchmarks/suites_vs_random.py suites_xland_cpu suites_babyai_easy
+    python benchmarks/probes/suites_vs_random.py suites_xland_cpu suites_babyai_easy
 
 For every seed's RESULT (benchmarks/results/<recipe>/<recipe>_s<seed>.json, written by run.py) and each eval policy
 it logged (greedy: eval/return; sampled: eval_sampled/return), the mean and standard deviation of its last three
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 POLICIES = {"greedy": "eval", "sampled": "eval_sampled"}
 
 

@@ -7,8 +7,8 @@ with the CartPole recipe of classic_control.sh (benchmarks/README.md, "What fixe
 - greedy (--greedy N): N greedy episodes per checkpoint; it prints each episode's length and final cart position x
   (|x| = 2.4 ends an episode), and for the gru Q(0.999) of the action taken at the first and last step.
 
-    python benchmarks/cartpole_edge_q.py --buffer-run RUN --greedy 3 RUN OTHER_RUN   # runs in benchmarks/out/
-    python benchmarks/cartpole_edge_q.py --encoder transformer --greedy 10 RUN
+    python benchmarks/probes/cartpole_edge_q.py --buffer-run RUN --greedy 3 RUN OTHER_RUN   # runs in benchmarks/out/
+    python benchmarks/probes/cartpole_edge_q.py --encoder transformer --greedy 10 RUN
 """
 
 import argparse
@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 import amago_agent as amago  # noqa: E402
 

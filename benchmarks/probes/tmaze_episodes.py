@@ -1,7 +1,7 @@
 """What a T-Maze run's training episodes did, counted in its replay files (benchmarks/out/<run>/buffers).
 
-    python benchmarks/tmaze_episodes.py memory_revisit_tmaze_h500_s2 --record
-    python benchmarks/tmaze_episodes.py memory_revisit_tmaze_h500_s2_resumed --new-only --record
+    python benchmarks/probes/tmaze_episodes.py memory_revisit_tmaze_h500_s2 --record
+    python benchmarks/probes/tmaze_episodes.py memory_revisit_tmaze_h500_s2_resumed --new-only --record
 
 For each episode (one file: T-Maze runs save whole episodes, --traj-save-len >= H + 1): whether it stood at the
 junction at step H (on time), stood on a goal cell at its end (turned), and was rewarded (final reward >= 0.5), and
@@ -20,7 +20,7 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))  # envs: the `envs:<id>` ids import it
 RESULTS = ROOT / "benchmarks" / "results"
 

@@ -1,7 +1,7 @@
 """Where a Meta-World reach agent finds its goal: in the observation (the puck), or in the attempts before.
 
-    OMP_NUM_THREADS=1 python benchmarks/metaworld_probe.py --run-dir benchmarks/out/NAME/runs/NAME --episodes 64
-    python benchmarks/metaworld_probe.py --ceiling [--steps 40] [--success-bonus 10]   # hand-written controllers
+    OMP_NUM_THREADS=1 python benchmarks/probes/metaworld_probe.py --run-dir benchmarks/out/NAME/runs/NAME --episodes 64
+    python benchmarks/probes/metaworld_probe.py --ceiling [--steps 40] [--success-bonus 10]   # hand-written controllers
 
 Loads runs/<run>/checkpoint.pt with the run's saved flags (flags.json) and evaluates it, greedy and sampled, on
 versions of its own env (ML1 reach, 3 attempts; `MetaWorld-ML1-reach-Steps50-v0`, its `-NoPuck-` version, or
@@ -41,7 +41,7 @@ import numpy as np
 import torch
 import tyro
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from common.args import resolve_env_id, restore_flags  # noqa: E402
 from common.evaluate import evaluate  # noqa: E402

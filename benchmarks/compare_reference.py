@@ -253,6 +253,7 @@ def our_worker(bench, seconds, workdir):
     import importlib
 
     import torch
+    import tyro
     from accelerate import Accelerator
 
     from common.args import resolve_env_id
@@ -261,7 +262,7 @@ def our_worker(bench, seconds, workdir):
     agent_kind, env_id, obs_dim, A, discrete = TASKS.get(bench, TASK)
     amago = importlib.import_module("amago_multitask" if agent_kind == "multitask" else "amago_agent")
     device, compile_ = os.environ.get("COMPARE_DEVICE", "cpu"), os.environ.get("COMPARE_COMPILE") == "1"
-    args = amago.tyro.cli(amago.Args, args=["--env-id", env_id, *our_flags(enc, sizes, B, L)])
+    args = tyro.cli(amago.Args, args=["--env-id", env_id, *our_flags(enc, sizes, B, L)])
     args.compile = compile_
     amago.keep_freed_memory()  # as main does
     envs = amago.make_vec_env(resolve_env_id(args.env_id), 1, "sync", args.seed)

@@ -135,8 +135,7 @@ class Args:
     cnn: Literal["nature", "impala"] = "nature"
     """cnn backbone: Nature-DQN-style convs or IMPALA-style residual blocks"""
     cnn_channels: Optional[tuple[int, ...]] = None
-    """cnn widths, one per conv (nature) or per block (impala); default nature (32, 64, 64) (frames < 36 pixels:
-    (8, 16, 16)), impala (16, 32, 32)"""
+    """widths per conv (nature) or block (impala); nature (32, 64, 64), below 36 px (8, 16, 16); impala (16, 32, 32)"""
     cnn_kernels: Optional[tuple[int, ...]] = None
     """nature: kernel sizes, one per conv; default DQN's (8, 4, 3) for frames >= 36 pixels, else (3, 3, 3)"""
     cnn_strides: Optional[tuple[int, ...]] = None
@@ -666,9 +665,8 @@ class ImpalaCNN(nn.Sequential):
 
 def make_cnn(args, c_in, frame):
     """--cnn, --cnn-channels, --cnn-kernels, --cnn-strides -> the backbone for (c_in, H, W) images, frame = (H, W).
-    Nature's defaults are DQN's when the frame's smaller side is >= 36 pixels (84x84: the reference's CNN exactly);
-    smaller frames get 3x3 convs at strides (2, 2, 1) and a quarter of the widths, (8, 16, 16), from 15x15 up: at
-    24x24 the widths of 84x84 would double the update's time for no more pixels (benchmarks/README.md, speed_cnn)."""
+    Nature's defaults are DQN's when the frame's smaller side is >= 36 pixels (84x84: the reference's CNN exactly); a
+    smaller frame gets 3x3 convs of (8, 16, 16) at strides (2, 2, 1), from 15x15 up (speed_cnn in benchmarks/)."""
     if args.cnn == "impala":
         return ImpalaCNN(c_in, args.cnn_channels or (16, 32, 32))
     large = min(frame) >= 36
@@ -1538,11 +1536,9 @@ def train_step(agent, optimizer, accelerator, batches, args, updates):
 
 def make_exploration(args, envs):
     common = (args.num_envs, envs.single_action_space, args.eps_start, args.eps_end, args.eps_anneal_steps, args.seed)
+    greedy = 1.0 if args.train_greedy else args.greedy_episodes  # --train-greedy: every episode greedy
     kw = dict(
-        scale_min=args.eps_scale_min,
-        revisit_power=args.eps_revisit_power,
-        floor=args.eps_floor,
-        greedy_frac=1.0 if args.train_greedy else args.greedy_episodes,  # --train-greedy: every episode greedy
+        scale_min=args.eps_scale_min, revisit_power=args.eps_revisit_power, floor=args.eps_floor, greedy_frac=greedy
     )
     if args.exploration == "bilevel":
         return BilevelEpsilonGreedy(*common, args.bilevel_horizon, args.bilevel_eps_end, **kw)

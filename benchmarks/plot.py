@@ -10,10 +10,11 @@ multi-env run), x in minutes on the 2 cores. In a panel, the seeds of one config
 a band from the lowest seed to the highest. A seed that ended at or above its target (run.py --target; stopped there,
 or by hand later) counts at its last eval after it ended, and its end is marked with a dot; a seed that ended below it
 just leaves the band. Baselines are dashed: the uniform-random policy (`*_random.json`, random_baseline.py) and the best
-memory-free policy (`*_memoryless.json`, probes/popgym_memoryless.py) recorded at the panel's env id, and memory-free
-runs (--traj-encoder ff; AMAGO beside AMAGO-2 in multitask), from any recipe at that env id. Where none is recorded,
-the runs' target is drawn dotted. A run continued as <run>_resumed (run.py --resume-from) is drawn once, as the
-continuation, whose curve begins with it. benchmarks/results/archive/ is not plotted.
+memory-free policy (`*_memoryless.json`, probes/popgym_memoryless.py and tmaze_memoryless.py) recorded at the
+panel's env id, and memory-free runs (--traj-encoder ff; AMAGO beside AMAGO-2 in multitask), from any recipe at that
+env id. Where none is recorded, the runs' target is drawn dotted. A run continued as <run>_resumed (run.py
+--resume-from) is drawn once, as the continuation, whose curve begins with it. benchmarks/results/archive/ is not
+plotted.
 """
 
 import csv
@@ -129,7 +130,7 @@ def recorded_baselines(env_id, key="eval/return"):
         value = r.get(key, r.get("return") if key == "eval/return" else None)
         if r.get("env_id") != env_id or value is None:
             continue
-        label = "memory-free" if r.get("policy") == "best_memoryless" else "random"
+        label = "best memory-free" if r.get("policy") == "best_memoryless" else "random"
         lines.setdefault((label, round(value, 3)), (value, label, "black" if label == "random" else "0.45"))
     return list(lines.values())
 
@@ -192,7 +193,7 @@ def recipe_panels(recipe):
         panel.curves.sort(key=lambda c: c.baseline)  # the runs first, their baselines after them
         panel.lines = recorded_baselines(env)
         for data in (RESULTS / recipe).glob("*_data.json"):  # an offline dataset: its policy's greedy return
-            panel.lines.append((json.loads(data.read_text())["greedy"]["eval/return"], "the data's policy", "black"))
+            panel.lines.append((json.loads(data.read_text())["greedy"]["eval/return"], "the data's policy", "0.45"))
         shared = common_tokens([c.label for c in panel.curves if not c.baseline])
         alone = len([c for c in panel.curves if not c.baseline]) == 1
         for curve in panel.curves:  # a name for each curve: what sets it apart from the others in its panel
@@ -225,16 +226,13 @@ def seeds(pattern, column="eval_return"):
 def front_panels():
     """README's results table, row by row (the same order and names)."""
     mr = "memory_revisit/memory_revisit_"
-    ff50 = Curve("memory-free (ff, H = 50)", seeds("tmaze_h50/tmaze_h50_ff"), baseline=True)
-    popgym = Panel(
-        "POPGym at the defaults", "greedy eval return", legend="upper center", legend_cols=2, ylim=(-1.05, 1.75)
-    )
+    popgym = Panel("POPGym at the defaults", "greedy eval return")
     for game, pattern in [("Autoencode", "autoencode_s?"), ("RepeatFirst", "repeatfirst_s?"),
                           ("CountRecall", "countrecall_s?*")]:  # fmt: skip
         popgym.curves.append(Curve(game, seeds(mr + "popgym_" + pattern)))
     popgym.lines = [
         (json.loads((RESULTS / f"memory_defaults/memory_defaults_popgym_{g}_memoryless.json").read_text())["return"],
-         "memory-free (each game)", "0.45") for g in ["autoencode", "repeatfirst", "countrecall"]
+         "best memory-free", "0.45") for g in ["autoencode", "repeatfirst", "countrecall"]
     ]  # fmt: skip
     suite = lambda title, recipe: Panel(  # noqa: E731
         title,
@@ -262,21 +260,24 @@ def front_panels():
         Panel("Pendulum", curves=[Curve("transformer", seeds("pendulum/pendulum_transformer"))]),
         Panel(
             "T-Maze H = 50, 100 at the defaults",
-            "greedy success",
-            [Curve("H = 50", seeds(mr + "tmaze_h50_s?")), Curve("H = 100", seeds(mr + "tmaze_h100_s?")), ff50],
+            "greedy eval return (1: solved)",
+            [
+                Curve("H = 50", seeds(mr + "tmaze_h50_s?")),
+                Curve("H = 100", seeds(mr + "tmaze_h100_s?")),
+                Curve("memory-free (ff), H = 50", seeds("tmaze_h50/tmaze_h50_ff"), baseline=True),
+            ],
         ),
         Panel(
             "T-Maze H = 500",
-            "greedy success",
+            "greedy eval return (1: solved)",
             [
                 Curve("tuned recipe", seeds("tmaze_h500/tmaze_h500_transformer")),
                 Curve("the defaults", seeds(mr + "tmaze_h500_s?*")),
-                ff50,
             ],
         ),
         Panel(
             "Pixel T-Maze",
-            "greedy success",
+            "greedy eval return (1: solved)",
             [
                 Curve("transformer", seeds("pixel_tmaze/pixel_tmaze_transformer*")),
                 Curve("memory-free (ff)", seeds("pixel_tmaze/pixel_tmaze_ff*"), baseline=True),
@@ -387,9 +388,15 @@ def draw_panel(ax, panel):
     ax.set_ylabel(panel.ylabel, fontsize=fs)
     ax.tick_params(labelsize=fs - 0.5)
     ax.grid(alpha=0.3)
+    entries = len(ax.get_legend_handles_labels()[1])
+    loc = panel.legend
     if panel.ylim:
         ax.set_ylim(*panel.ylim)
-    ax.legend(fontsize=fs - 0.5, loc=panel.legend, ncol=panel.legend_cols, framealpha=0.85, handlelength=1.6)
+    elif entries >= 4:  # a long legend gets room of its own above the curves, not on top of them
+        lo, hi = ax.get_ylim()
+        ax.set_ylim(lo, hi + (hi - lo) * 0.17 * entries)
+        loc = "upper left"
+    ax.legend(fontsize=fs - 0.5, loc=loc, ncol=panel.legend_cols, framealpha=0.85, handlelength=1.6)
 
 
 def draw(panels, path, title, cols):

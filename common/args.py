@@ -62,6 +62,8 @@ def cpu_launch_notice():
 
 
 def check_args(args):
+    if args.resume and not args.run_name:
+        raise UserError("--resume needs --run-name NAME: the run to continue (its folder under runs/)")
     positive = "total_timesteps num_envs max_seq_len timesteps_per_epoch batch_size n_step num_critics num_critics_td"
     positive += " d_model n_layers eval_episodes eval_max_steps buffer_max_size traj_save_len max_time_idx"
     positive += " batches_per_update"
@@ -165,9 +167,8 @@ def resolve_env_id(env_id: str) -> str:
             try:
                 gym.spec(env_id)  # gymnasium's own error, with its "did you mean" suggestion
             except gym.error.Error as e:
-                raise UserError(
-                    f"--env-id {env_id!r}: {e} (your own env: `package.module:{env_id}` imports it first)"
-                ) from None
+                hint = "" if ":" in given else f" (your own env: `package.module:{env_id}` imports it first)"
+                raise UserError(f"--env-id {given!r}: {e}{hint}") from None
         new_id = gym.envs.registration.get_env_id(ns, name, newest)
         print(f"note: {env_id} is not registered in gymnasium {gym.__version__}; using {new_id}")
         env_id = new_id

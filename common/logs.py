@@ -94,7 +94,7 @@ class Progress:
     total; a learner of collector processes: its updates toward its total, with the collectors' env steps), the live
     update count, updates/s since this process started, and the last eval return with its age. The ETA is the
     remaining count at the average rate since start (tqdm's smoothing off), so that the burst of env steps of each
-    epoch's rollout does not swing it. `show` is called on the hot paths (every env step, every update): it redraws
+    epoch's rollout does not swing it; a run shows no rate and no ETA before its first update. `show` is called on the hot paths (every env step, every update): it redraws
     at most twice a second on a terminal, every 30 s into a file (a collector's log)."""
 
     def __init__(self, args, counters, total_steps, total_updates):
@@ -106,6 +106,9 @@ class Progress:
         unit = "updates" if self.role == "learner" else "env steps"
         count = f"{{n:,}}/{{total:,}} {unit} [{{elapsed}}<{{remaining}}" if total else f"{{n:,}} {unit} [{{elapsed}}"
         bar = "{l_bar}{bar}| " if total else ""
+        self.format = bar + count + ", {rate_fmt}{postfix}]"
+        # until this process has made an update, a run's env steps come from rollouts alone: no rate, no ETA
+        self.first = bar + f"{{n:,}}/{{total:,}} {unit} [{{elapsed}}{{postfix}}]" if self.role == "run" else None
         self.bar = tqdm(
             total=total,
             initial=counters[self.count],
@@ -113,7 +116,7 @@ class Progress:
             unit_scale=True,  # the rate as 3 significant digits; the counts exact, with thousands separators
             smoothing=0,
             dynamic_ncols=True,
-            bar_format=bar + count + ", {rate_fmt}{postfix}]",
+            bar_format=self.first or self.format,
         )
         self.start, self.updates0, self.next_draw = time.time(), counters["updates"], 0.0
         self.every = 0.5 if sys.stderr.isatty() else 30.0  # seconds between redraws; a log file (collectors) grows less
@@ -122,12 +125,14 @@ class Progress:
     def evaluated(self, value):  # the eval return just measured
         self.eval, self.eval_time = value, time.time()
 
-    def show(self, counters):
+    def show(self, counters, draw=True):
         now = time.time()
         if now < self.next_draw:
             return
         self.next_draw = now + self.every
         self.bar.n = counters[self.count]
+        if self.first and counters["updates"] > self.updates0:
+            self.bar.bar_format, self.first = self.format, None
         info = {}
         if self.role == "run":
             info["updates"] = f"{counters['updates']:,}"
@@ -138,9 +143,10 @@ class Progress:
         if self.eval is not None:
             info["eval"] = f"{self.eval:.1f} ({(now - self.eval_time) / 60:.1f} min ago)"
         self.bar.set_postfix(info, refresh=False)
-        self.bar.refresh()
+        if draw:
+            self.bar.refresh()
 
     def close(self, counters):
         self.next_draw = 0.0
-        self.show(counters)
+        self.show(counters, draw=False)  # close() draws the last line once
         self.bar.close()

@@ -193,10 +193,8 @@ class StopSignals:
         if self.signum and signum == signal.SIGINT:
             raise KeyboardInterrupt
         self.signum = signum
-        print(
-            f"\n{signal.Signals(signum).name}: stopping after this step (Ctrl-C again: at once, without saving)",
-            file=sys.stderr,
-        )
+        again = " (Ctrl-C again: at once, without saving)" if signum == signal.SIGINT else ""
+        print(f"\n{signal.Signals(signum).name}: stopping after this step, with a checkpoint{again}", file=sys.stderr)
 
     def __bool__(self):
         return self.signum != 0

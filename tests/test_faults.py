@@ -500,7 +500,7 @@ def test_a_full_disk_mid_run_is_one_line(tmp_path):
         out = run_script(disk, check=False, **{**RUN, "total_timesteps": 100_000, "eval_interval": 0})
     finally:
         subprocess.run(["umount", str(disk)])
-    lines = [line for line in out.stderr.splitlines() if line.strip() and "env steps/s" not in line]
+    lines = [line for line in out.stderr.splitlines() if line.strip() and " env steps [" not in line]  # not the bar
     assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr[-2000:]
     assert len(lines) == 1 and re.match(r"error: cannot write \S+: no space left on the device\. Nothing", lines[0])
 

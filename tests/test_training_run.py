@@ -207,3 +207,29 @@ def test_smoke_gymnax_already_vectorized_64_actors(tmp_path):  # (not imported h
         assert f["obs_observation"].shape == (len(f["time"]), 3) and f["terminated"][-1]
         # obs[0] = 1 - t/5: the stored last obs is gymnax's true final obs (0), not the next episode's reset obs (1)
         assert f["obs_observation"][0, 0] == 1 and abs(f["obs_observation"][-1, 0]) < 1e-6
+
+
+def test_the_bar_has_no_rate_before_the_first_update_and_draws_its_last_line_once(monkeypatch, capsys):
+    """A run's first epoch is rollouts alone: an ETA from its env steps/s would promise minutes for hours, so the bar
+    shows counts only until this process has made an update; then the rate and the ETA. Into a file (not a terminal),
+    close() leaves one last line, not two."""
+    from types import SimpleNamespace
+
+    from common.logs import Progress
+
+    clock = iter(range(0, 10_000, 40))  # 40 s per call: every show() redraws
+    monkeypatch.setattr("common.logs.time.time", lambda: next(clock))
+    counters = {"global_step": 0, "updates": 0}
+    bar = Progress(SimpleNamespace(mode="both"), counters, total_steps=1000, total_updates=None)
+    counters["global_step"] = 100
+    bar.show(counters)
+    first = capsys.readouterr().err.splitlines()[-1].split("\r")[-1]
+    assert "100/1,000 env steps [" in first and "env steps/s" not in first and "<" not in first, first
+    counters.update(global_step=200, updates=50)
+    bar.show(counters)
+    after = capsys.readouterr().err.splitlines()[-1].split("\r")[-1]
+    assert "200/1,000 env steps [" in after and "env steps/s" in after and "<" in after and "updates=50" in after
+    counters["global_step"] = 300
+    bar.close(counters)
+    last = [line for line in capsys.readouterr().err.replace("\r", "\n").splitlines() if line.strip()]
+    assert len(last) == 1 and "300/1,000 env steps" in last[0], last

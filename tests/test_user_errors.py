@@ -41,11 +41,30 @@ def one_line_error(out, status=2):
             ["--resume", "--run-name", "nothing-here"],
             "error: --resume: no checkpoint at runs/nothing-here/checkpoint.pt",
         ),
+        (["--resume"], "error: --resume needs --run-name NAME: the run to continue"),
     ],
-    ids=["unknown", "choice", "type", "range", "encoder", "env-id", "env-module", "hook", "resume-none"],
+    ids=[
+        "unknown",
+        "choice",
+        "type",
+        "range",
+        "encoder",
+        "env-id",
+        "env-module",
+        "hook",
+        "resume-none",
+        "resume-unnamed",
+    ],
 )
 def test_a_bad_flag_env_id_or_run_is_one_line(tmp_path, argv, said):
     assert said in one_line_error(run(tmp_path, SCRIPT, *argv))
+
+
+def test_an_env_id_in_a_module_is_named_as_typed(tmp_path):
+    """`envs:NoSuch-v0`: the id as typed, without the hint to write the `module:` form the user already wrote."""
+    line = one_line_error(run(tmp_path, SCRIPT, "--env-id", "envs:NoSuch-v0"))
+    assert "error: --env-id 'envs:NoSuch-v0': Environment `NoSuch` doesn't exist" in line, line
+    assert "package.module" not in line, line
 
 
 def test_an_optional_package_missing_is_one_line(tmp_path):

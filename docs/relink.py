@@ -6,7 +6,9 @@ A link from a guide in docs/ to a script has the form [`token` and more text](..
 for one line). Its first backticked token is its anchor: it must occur exactly once in the script, inside lines a..b,
 and the range must hold the whole block that starts on the anchor's line: a statement's every line (a def's or a
 class's whole body, an `if`'s whole branch), or a comment's lines to the last of its run. A token inside a statement
-(one entry of a dict, a docstring's phrase) names its line only.
+(one entry of a dict, a docstring's phrase) names its line only. Lines a range holds beside its block must not cut
+another block (the next def's first lines), and a link in a table row of logged metrics must hold the line that
+writes each metric its row names.
 
 This moves every link to its anchor and widens a range to its whole block, printing each change. A range keeps the
 lines it held beside its block (before it, after it) as the committed script (git HEAD, or $RELINK_BASE: the revision
@@ -106,7 +108,45 @@ def check(root=ROOT):
                 failures.append(
                     f"{where}: token `{token}` (line {line}) {held} lines {a}-{b} of {script}; run `python docs/relink.py`"
                 )
+            else:
+                failures += cut_blocks(where, text, block, a, b) + unnamed_metrics(
+                    where, doc.read_text(), m, text, a, b
+                )
     return failures
+
+
+def cut_blocks(where, text, block, a, b):
+    """The lines a range holds beside its token's block must not cut another block: a def, class or branch that
+    starts there ends inside the range too (else the range spills into the next function's first lines)."""
+    ends = block_ends(text)
+    out = []
+    for line in range(a, b + 1):
+        if not block[0] <= line <= block[1] and ends.get(line, line) > b:
+            out.append(
+                f"{where}: line {line} starts a block that runs to line {ends[line]}, past the range's end {b} "
+                "(after a script edit, run `python docs/relink.py`; else narrow the range)"
+            )
+    return out
+
+
+METRIC = re.compile(r"`((?:charts|losses|buffer)/[^`<>]*)`")  # eval/ names: common/logs.py makes them
+
+
+def unnamed_metrics(where, guide, m, text, a, b):
+    """In a table row of logged metrics, every metric the row's first cell names, where the script writes it as a
+    literal ("charts/..."), is written within the link's lines."""
+    row_start = guide.rfind("\n", 0, m.start()) + 1
+    row = guide[row_start : guide.find("\n", m.end())]
+    if not row.startswith("|"):
+        return []
+    held = "\n".join(text.splitlines()[a - 1 : b])
+    names = METRIC.findall(row.split("|")[1])
+    names = [n for n in names if f'"{n}"' in text and f'"{n}"' not in held]
+    return [
+        f"{where}: its row names `{n}`, which the script writes outside lines {a}-{b} "
+        "(after a script edit, run `python docs/relink.py`; else widen the range)"
+        for n in names
+    ]
 
 
 def guides(root, names=None):

@@ -118,6 +118,33 @@ def test_a_shortened_range_fails(tmp_path):
     assert len(failures) >= 1 and all(token in f and "is not all in" in f for f in failures)
 
 
+def test_a_range_that_spills_into_the_next_block_fails(tmp_path):
+    """`def attention`'s range run on three lines, to the header of the class after it: it holds the function whole,
+    but cuts the next block, which the check names."""
+    root = copy_project(tmp_path)
+    guide, token = root / "docs/amago_agent.md", "def attention(q, k, v, window_size=None, mask=None):"
+    (a, b), nxt = guide_links(root, token)[0], block_of(root / SCRIPT, "class TransformerLayer(nn.Module):")[0]
+    assert b < nxt and relink.check(root) == []
+    guide.write_text(guide.read_text().replace(f"(../{SCRIPT}#L{a}-L{b})", f"(../{SCRIPT}#L{a}-L{nxt})"))
+    failures = relink.check(root)
+    assert len(failures) == 1 and f"line {nxt} starts a block" in failures[0], failures
+
+
+def test_a_metrics_row_whose_link_misses_a_metric_it_names_fails(tmp_path):
+    """A row of the logged-metrics table names two scalars; its link holds only the line of the first."""
+    root = copy_project(tmp_path)
+    guide, token = root / "docs/amago_agent.md", 'writer.add_scalar("charts/episodic_return"'
+    (a, b) = guide_links(root, token)[0]
+    row = next(line for line in guide.read_text().splitlines() if token in line)
+    guide.write_text(
+        guide.read_text().replace(
+            row, row.replace("| `charts/episodic_return` |", "| `charts/episodic_return`, `charts/learning_rate` |")
+        )
+    )
+    failures = relink.check(root)
+    assert len(failures) == 1 and "names `charts/learning_rate`, which the script writes outside" in failures[0]
+
+
 def test_a_token_that_occurs_more_than_once_is_refused(tmp_path):
     """`def step(self, x, time, hidden):` is the first line of four methods: a link anchored on it proves nothing."""
     root = copy_project(tmp_path)

@@ -1111,8 +1111,8 @@ class Actor(nn.Module):
 # ================= Critic ensemble: C critics evaluated in one batched pass over (critics, gammas) ==================
 class CriticEnsemble(nn.Module):
     """Discrete: state -> a Q-vector per gamma, so V(s) = sum_a pi(a|s) Q(s, a) is exact. Box / MultiBinary:
-    (state, symlog(1/(1-gamma)), action) -> Q. Weights are (C, in, out) tensors, so all C critics run in one matmul a layer;
-    the state's share of the first layer is computed once and broadcast over the G gammas."""
+    (state, symlog(1/(1-gamma)), action) -> Q. Weights are (C, in, out) tensors, so each layer runs all C critics in
+    one batched matmul; the state's share of the first layer is computed once and broadcast over the G gammas."""
 
     def __init__(self, d_state, action_dim, discrete, gammas, num_critics, d_hidden):
         super().__init__()

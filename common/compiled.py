@@ -20,6 +20,8 @@ import types
 import torch
 from torch.utils._pytree import tree_flatten, tree_map, tree_unflatten
 
+from common.guards import UserError
+
 GRAPH_WARMUP = 3  # eager calls on a side stream before a CUDA graph is recorded (lazy state, compilation, autotuning)
 # torch.compile's backend. AMAGO_COMPILE_BACKEND=aot_eager (tests, debugging) keeps Dynamo's graphs and AOTAutograd's
 # forward/backward split but runs them with eager kernels, skipping inductor's code generation (~40 s per graph cold)
@@ -136,7 +138,7 @@ def compiled_update(train_step, agent, optimizer, accelerator, args):
     as a tensor (lr_at runs on it inside the step), the non-finite guard on the device; on one CUDA device the whole
     step (forward, backward, clipping, the optimizer step, the EMA of the targets) replayed as one CUDA graph."""
     if args.mixed_precision == "fp16":  # its loss scaler reads the scale back to the host at every step
-        raise ValueError("--compile with --mixed-precision fp16: use bf16 (no loss scaler) or no")
+        raise UserError("--compile with --mixed-precision fp16: use bf16 (no loss scaler) or no")
     device, model = accelerator.device, accelerator.unwrap_model(agent)
     guard = NonFiniteGuard(model, optimizer, device)
     # the loss's forward and, through AOTAutograd, its backward: the hundreds of small ops of an update. Clipping,

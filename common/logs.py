@@ -94,8 +94,9 @@ class Progress:
     total; a learner of collector processes: its updates toward its total, with the collectors' env steps), the live
     update count, updates/s since this process started, and the last eval return with its age. The ETA is the
     remaining count at the average rate since start (tqdm's smoothing off), so that the burst of env steps of each
-    epoch's rollout does not swing it; a run shows no rate and no ETA before its first update. `show` is called on the hot paths (every env step, every update): it redraws
-    at most twice a second on a terminal, every 30 s into a file (a collector's log)."""
+    epoch's rollout does not swing it; a run shows no rate and no ETA before its first update. `show` is called on the
+    hot paths (every env step, every update): it redraws at most twice a second on a terminal, every 30 s into a file
+    (a collector's log)."""
 
     def __init__(self, args, counters, total_steps, total_updates):
         from tqdm import tqdm

@@ -47,6 +47,8 @@ _ENVS = {
         {"room_size": 5, "episode_length": 20, "meta_horizon": 200, "light_room": True},
     ),
     "HalfCheetahVel-v0": "envs.half_cheetah_vel:HalfCheetahVel",
+    # sparse-reward meta-RL with Box actions: a goal hidden on a half circle, 3 attempts of 60 steps
+    "SparsePointRobot-v0": "envs.point_robot:SparsePointRobot",
     "MazeRunner-v0": "envs.mazerunner:MazeRunner",
     # AMAGO-2: hidden tasks that differ only by reward scale
     "MultiScaleBandit-v0": "envs.multiscale:MultiScale",

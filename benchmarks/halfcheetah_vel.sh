@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# HalfCheetah-Vel (envs:HalfCheetahVel-v0): a hidden target velocity v* ~ U[0, 3] per 1000-step episode, reward
+# -|v - v*| - 0.05 |a|^2. The reference's example (gamma 0.99, reward multiplier 1, tau 0.005, lr 3e-4, grad clip 2,
+# a 32-step context) at the CPU's sizes: the critic at width 64 and noise annealed over 30,000 env steps, as the
+# DMC cheetah-run recipe. Memory (transformer) against memory-free (ff), side by side, one thread each, so both get
+# the same share of the machine; the eval logs the env's metric, the target-velocity error over the final 50 steps
+# (--per-env). Baselines: the uniform-random policy (random_baseline.py), and velocity-blind running: the best single
+# speed for v* ~ U[0, 3] is 1.5, whose expected error E|1.5 - v*| is 0.75 (no policy that ignores v* does better).
+# Usage: bash benchmarks/halfcheetah_vel.sh          (ENCS="transformer ff", SEED=1, MINUTES=110)
+#   MINUTES=2 TAG=check_ bash benchmarks/halfcheetah_vel.sh     # a short check of the commands
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tag=${TAG:-}
+recipe=${tag}halfcheetah_vel
+seed=${SEED:-1}
+metric="target velocity error (final 50 steps)"
+if [[ ! -e benchmarks/results/$recipe/${recipe}_random.json ]]; then
+  OMP_NUM_THREADS=1 python benchmarks/random_baseline.py --env-id envs:HalfCheetahVel-v0 --episodes 16 \
+    --record "benchmarks/results/$recipe/${recipe}_random.json" | tail -n 1
+fi
+for enc in ${ENCS:-transformer ff}; do
+  OMP_NUM_THREADS=1 python benchmarks/run.py --minutes "${MINUTES:-110}" --recipe "$recipe" \
+    --name "${recipe}_${enc}_s$seed" --per-env "$metric" ${OVERWRITE:+--overwrite} -- \
+    --env-id envs:HalfCheetahVel-v0 --traj-encoder "$enc" --seed "$seed" --total-timesteps 1000000 \
+    --gamma 0.99 --reward-multiplier 1 --tau 0.005 --learning-rate 3e-4 --grad-clip 2 \
+    --critic-hidden 64 --eps-anneal-steps 3750 --eval-episodes 8 &
+done
+wait

@@ -9,7 +9,7 @@ number, in reading order:
 
     [rows."LunarLander"]
     runs = { s1 = "lunarlander_alone/lunarlander_alone_transformer_s1" }
-    numbers = ["s1.first('env_steps')", "s1.final", "s1.at_target"]   # 144,000; 157; 16.7
+    numbers = ["s1.final", "s1.first('minutes')", "s1.first('env_steps')"]   # 157; 16.7; 144,000
 
 A run r in an expression (Python syntax, nothing imported) gives:
     r["key"]["sub"]    a field of its RESULT JSON; r.final, r.best (final / best eval return), r.minutes (wall_s / 60),
@@ -17,7 +17,8 @@ A run r in an expression (Python syntax, nothing imported) gives:
     r.col(c)           a column of its CSV curve (default eval_return); r.col(c, minutes=20): the rows whose `minutes`
                        is at least 20 (any columns, each at least its value)
     r.first(c)         column c at the first row whose eval_return is at or above r.target (or the given lower bounds,
-                       r.first("minutes", success_x1=0.9)); r.after(): the eval returns from that row on
+                       r.first("minutes", success_x1=0.9)); r.after(): the eval returns from that row on;
+                       r.never(eval_return=x): the best eval return of a run with no eval at x (else an error)
 and min, max, mean, median, len, sum; pairs(bench): the numbers of the bench's row of `compare_reference.py
 --summarize` (every recorded pair pooled). An expression that gives a list binds that many numbers.
 
@@ -122,6 +123,12 @@ class Run:
         if not hits:
             raise ValueError(f"{self.path}: no eval with {at_least}")
         return hits[0][column]
+
+    def never(self, column="eval_return", **at_least):
+        """The best of `column` where no eval met the bar: a "—" in README, bound to the run that never got there."""
+        if any(all(r[k] >= v for k, v in at_least.items()) for r in self.rows()):
+            raise ValueError(f"{self.path}: an eval with {at_least}, written as never")
+        return max(self.col(column))
 
     def after(self, column="eval_return"):
         rows = self.rows()

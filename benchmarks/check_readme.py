@@ -20,7 +20,8 @@ A run r in an expression (Python syntax, nothing imported) gives:
                        r.first("minutes", success_x1=0.9)); r.after(): the eval returns from that row on;
                        r.never(eval_return=x): the best eval return of a run with no eval at x (else an error)
 and min, max, mean, median, len, sum; pairs(bench): the numbers of the bench's row of `compare_reference.py
---summarize` (every recorded pair pooled). An expression that gives a list binds that many numbers.
+--summarize` (the pairs recorded on or after the table's `since`). An expression that gives a list binds that many
+numbers.
 
 A number of a checked cell (outside code spans and link targets; one glued to a name, `H50`, `×1`, `AMAGO-2`, is a name)
 must equal its expression's value as written: to the written decimals, within half a unit of the last one (`51.5`
@@ -136,13 +137,14 @@ class Run:
         return [r[column] for r in rows[i:]]
 
 
-def speed_pairs(folder: Path):
-    """pairs(bench) -> the numbers of its row of `compare_reference.py --summarize`: per thread count, the ratio's median,
-    min, max and pair count; then the peak-memory ratio's median, min and max over all of the bench's pairs."""
+def speed_pairs(folder: Path, since=None):
+    """pairs(bench) -> the numbers of its row of `compare_reference.py --summarize --since <since>`: per thread count,
+    the ratio's median, min, max and pair count; then the peak-memory ratio's median, min and max over all of the
+    bench's pairs."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from compare_reference import pooled
 
-    groups = pooled(folder)
+    groups = pooled(folder, since=since)
 
     def pairs(bench):
         out, rss = [], []
@@ -160,10 +162,10 @@ def speed_pairs(folder: Path):
 def check_tables(readme: str, sources: dict, root: Path) -> list[str]:
     """-> one line per number that is not its source's value, and per row or declaration without its other half."""
     results = root / "benchmarks" / "results"
-    pairs = speed_pairs(results / "compare_reference")
     funcs = {"min": min, "max": max, "len": len, "sum": sum, "mean": statistics.mean, "median": statistics.median}
     problems, declared = [], dict(sources["rows"])
     for spec in sources["table"]:
+        pairs = speed_pairs(results / "compare_reference", spec.get("since"))
         header, rows = table_after(readme, spec["heading"])
         names = [h.lower() for h in header]
         key = names.index(spec["key"])

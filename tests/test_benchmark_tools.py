@@ -279,6 +279,35 @@ def test_compare_reference_summary_pools_every_recorded_pair_of_a_bench_and_thre
     assert table[2] == "| `collect` | 2.50 [2.00–3.00], 3 pairs | 1.50 [1.50–1.50], 1 pair | 0.85 [0.75–1.00] |"
 
 
+def test_compare_reference_summary_filters_by_date_and_commit_and_names_what_it_leaves_out(tmp_path):
+    """--since / --commit: only the files recorded on that day or later, or at those commits, are pooled; a file
+    without the field (a retired file brought back by a merge) passes neither, and every file left out is named."""
+    import compare_reference as cr
+
+    def record(name, ours, **fields):
+        r = {"bench": "update_small", "threads": 1, "reference": [10.0], "ours": [ours], **fields}
+        (tmp_path / name).write_text(json.dumps(r | {"peak_rss_mb_reference": [400], "peak_rss_mb_ours": [300]}))
+
+    record("old.json", 12.0, date="2026-11-24", commit="38cfab3")
+    record("new.json", 15.0, date="2026-11-28", commit="1e14595")
+    record("newer.json", 14.0, date="2026-12-01", commit="abc1234-dirty")
+    record("undated.json", 11.0)
+    skipped = []
+    groups = cr.pooled(tmp_path, since="2026-11-28", skipped=skipped)
+    assert sorted(groups["update_small", 1]["ratio"]) == [1.4, 1.5]
+    assert skipped == ["old.json: date 2026-11-24, before 2026-11-28", "undated.json: date None, before 2026-11-28"]
+    assert cr.pooled(tmp_path, commits=["1e1", "abc1234"])["update_small", 1]["files"] == ["new.json", "newer.json"]
+    assert len(cr.pooled(tmp_path)["update_small", 1]["ratio"]) == 4  # no filter: every file
+    assert cr.pooled(tmp_path, since="2026-12-02") == {}
+    assert cr.pooled(tmp_path, before="2026-11-28")["update_small", 1]["files"] == ["old.json"]  # the history
+
+
+def test_compare_reference_summary_refuses_a_date_it_cannot_read():
+    cmd = [sys.executable, str(ROOT / "benchmarks/compare_reference.py"), "--summarize", "--since", "28.11.2026"]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert proc.returncode == 2 and "error: --since '28.11.2026': give a date as YYYY-MM-DD" in proc.stderr
+
+
 def test_compare_reference_asks_for_the_reference_python():
     proc = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks/compare_reference.py"), "--ref-python", "/no/such/python"],

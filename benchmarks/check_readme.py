@@ -9,7 +9,7 @@ number, in reading order:
 
     [rows."LunarLander"]
     runs = { s1 = "lunarlander_alone/lunarlander_alone_transformer_s1" }
-    numbers = ["s1.first('env_steps')", "s1.final", "s1.at_target"]   # 144,000; 157; 16.7
+    numbers = ["s1.final", "s1.first('minutes')", "s1.first('env_steps')"]   # 157; 16.7; 144,000
 
 A run r in an expression (Python syntax, nothing imported) gives:
     r["key"]["sub"]    a field of its RESULT JSON; r.final, r.best (final / best eval return), r.minutes (wall_s / 60),
@@ -17,9 +17,11 @@ A run r in an expression (Python syntax, nothing imported) gives:
     r.col(c)           a column of its CSV curve (default eval_return); r.col(c, minutes=20): the rows whose `minutes`
                        is at least 20 (any columns, each at least its value)
     r.first(c)         column c at the first row whose eval_return is at or above r.target (or the given lower bounds,
-                       r.first("minutes", success_x1=0.9)); r.after(): the eval returns from that row on
+                       r.first("minutes", success_x1=0.9)); r.after(): the eval returns from that row on;
+                       r.never(eval_return=x): the best eval return of a run with no eval at x (else an error)
 and min, max, mean, median, len, sum; pairs(bench): the numbers of the bench's row of `compare_reference.py
---summarize` (every recorded pair pooled). An expression that gives a list binds that many numbers.
+--summarize` (the pairs recorded on or after the table's `since`). An expression that gives a list binds that many
+numbers.
 
 A number of a checked cell (outside code spans and link targets; one glued to a name, `H50`, `×1`, `AMAGO-2`, is a name)
 must equal its expression's value as written: to the written decimals, within half a unit of the last one (`51.5`
@@ -123,19 +125,26 @@ class Run:
             raise ValueError(f"{self.path}: no eval with {at_least}")
         return hits[0][column]
 
+    def never(self, column="eval_return", **at_least):
+        """The best of `column` where no eval met the bar: a "—" in README, bound to the run that never got there."""
+        if any(all(r[k] >= v for k, v in at_least.items()) for r in self.rows()):
+            raise ValueError(f"{self.path}: an eval with {at_least}, written as never")
+        return max(self.col(column))
+
     def after(self, column="eval_return"):
         rows = self.rows()
         i = next(i for i, r in enumerate(rows) if r["eval_return"] >= self.target)
         return [r[column] for r in rows[i:]]
 
 
-def speed_pairs(folder: Path):
-    """pairs(bench) -> the numbers of its row of `compare_reference.py --summarize`: per thread count, the ratio's median,
-    min, max and pair count; then the peak-memory ratio's median, min and max over all of the bench's pairs."""
+def speed_pairs(folder: Path, since=None):
+    """pairs(bench) -> the numbers of its row of `compare_reference.py --summarize --since <since>`: per thread count,
+    the ratio's median, min, max and pair count; then the peak-memory ratio's median, min and max over all of the
+    bench's pairs."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from compare_reference import pooled
 
-    groups = pooled(folder)
+    groups = pooled(folder, since=since)
 
     def pairs(bench):
         out, rss = [], []
@@ -153,10 +162,10 @@ def speed_pairs(folder: Path):
 def check_tables(readme: str, sources: dict, root: Path) -> list[str]:
     """-> one line per number that is not its source's value, and per row or declaration without its other half."""
     results = root / "benchmarks" / "results"
-    pairs = speed_pairs(results / "compare_reference")
     funcs = {"min": min, "max": max, "len": len, "sum": sum, "mean": statistics.mean, "median": statistics.median}
     problems, declared = [], dict(sources["rows"])
     for spec in sources["table"]:
+        pairs = speed_pairs(results / "compare_reference", spec.get("since"))
         header, rows = table_after(readme, spec["heading"])
         names = [h.lower() for h in header]
         key = names.index(spec["key"])

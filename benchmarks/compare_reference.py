@@ -36,11 +36,16 @@ What is timed:
 Every worker also reports its peak RSS. One `RESULT {json}` line per benchmark at the end; `--record` also writes it
 to benchmarks/results/compare_reference/<bench>_<threads>t_<date>.json.
 
-The recorded pairs, every day and file pooled per bench and thread count (ratios are ours / reference, per pair):
+The recorded pairs, every file pooled per bench and thread count (ratios are ours / reference, per pair):
 
     python benchmarks/compare_reference.py --summarize      # a Markdown table: median [min-max] and the pair count
+    python benchmarks/compare_reference.py --summarize --since 2026-11-28   # only the files of that day or later
+    python benchmarks/compare_reference.py --summarize --before 2026-11-28  # only the files of earlier days
+    python benchmarks/compare_reference.py --summarize --commit 1e14595     # only the files recorded at that commit
 
-A new day's pairs are new JSON files in that folder (any name): the summary reads them all.
+A new day's pairs are new JSON files in that folder (any name): the summary reads them all, or those whose `date`
+(`--since`, `--before`) or `commit` (`--commit`, a prefix) passes, and names every file it leaves out, so a file that comes back
+(a merge, a copy) is seen. `--record` writes both fields; a file with neither passes no filter.
 """
 
 import argparse
@@ -308,13 +313,32 @@ def worker(side, bench, seconds):
 
 
 # --------------------------------------------- the recorded pairs, pooled ---------------------------------------------
-def pooled(folder=RECORDED):
+def left_out(r, since=None, commits=(), before=None):
+    """Why a recorded RESULT fails the filter (None: it passes): its `date` before `since` or not before `before`
+    (ISO dates compare as text), or its `commit` not one of `commits` (prefixes). A file without the field fails a
+    filter on it."""
+    if since and (r.get("date") or "") < since:
+        return f"date {r.get('date')}, before {since}"
+    if before and not (r.get("date") or "9") < before:
+        return f"date {r.get('date')}, not before {before}"
+    if commits and not any((r.get("commit") or "").startswith(c) for c in commits):
+        return f"commit {r.get('commit')}, not {' '.join(commits)}"
+    return None
+
+
+def pooled(folder=RECORDED, since=None, commits=(), before=None, skipped=None):
     """{(bench, threads): {"ratio": [...], "rss": [...], "files": [...]}}: every pair of every RESULT JSON under
-    `folder`, whatever its day or file name; a pair's ratio is ours / reference (its metric, and its peak RSS)."""
+    `folder` that passes the filter (`left_out`), whatever its file name; a pair's ratio is ours / reference (its
+    metric, and its peak RSS). `skipped`, a list, gets "name: why" for each file the filter leaves out."""
     out = {}
     for f in sorted(Path(folder).rglob("*.json")):
         r = json.loads(f.read_text())
         if "bench" not in r or "ours" not in r:
+            continue
+        why = left_out(r, since, commits, before)
+        if why:
+            if skipped is not None:
+                skipped.append(f"{f.name}: {why}")
             continue
         variant = [r.get("device", "cpu"), "compile" if r.get("compile") else "", r.get("mixed_precision", "no")]
         name = r["bench"] + "".join(f"_{v}" for v in variant if v not in ("cpu", "", "no"))  # e.g. update_paper_bf16
@@ -350,6 +374,16 @@ def summary_table(groups):
 
 
 # ---------------------------------------------------- driver ----------------------------------------------------
+def git_commit():
+    """This checkout's commit, with "-dirty" when its scripts differ from it; None outside git."""
+    try:
+        sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+        dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "*.py"], cwd=ROOT).returncode
+    except OSError:
+        return None
+    return (sha.stdout.strip() + "-dirty" * (dirty == 1)) if sha.returncode == 0 else None
+
+
 def run_worker(python, side, bench, seconds, threads, device="cpu", compile_=False, mixed_precision="no"):
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads), COMPARE_DEVICE=device)
     env["COMPARE_MIXED_PRECISION"] = mixed_precision
@@ -379,14 +413,27 @@ def main():
     )
     p.add_argument("--record", action="store_true", help=f"also write each RESULT to {RECORDED.relative_to(ROOT)}/")
     p.add_argument("--summarize", action="store_true", help="print the recorded pairs, pooled per bench and threads")
+    p.add_argument("--since", metavar="YYYY-MM-DD", help="--summarize: only the files recorded on that day or later")
+    p.add_argument("--before", metavar="YYYY-MM-DD", help="--summarize: only the files recorded before that day")
+    p.add_argument("--commit", nargs="+", default=[], metavar="SHA", help="--summarize: only files of these commits")
     p.add_argument("--worker", choices=["reference", "ours"], help=argparse.SUPPRESS)
     a = p.parse_args()
     if a.worker:
         return worker(a.worker, a.bench[0], a.seconds)
+    for flag, day in (("--since", a.since), ("--before", a.before)):
+        if day and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):
+            p.error(f"{flag} {day!r}: give a date as YYYY-MM-DD")
     if a.summarize:
-        groups = pooled()
+        skipped = []
+        groups = pooled(since=a.since, commits=a.commit, before=a.before, skipped=skipped)
+        if not groups:
+            given = " ".join(f"{k} {v}" for k, v in (("--since", a.since), ("--before", a.before)) if v)
+            given += f" --commit {' '.join(a.commit)}" if a.commit else ""
+            p.error(f"no recorded pairs pass {given.strip()} in {RECORDED.relative_to(ROOT)}/")
         print(summary_table(groups))
-        print(f"\n{sum(len(g['ratio']) for g in groups.values())} pairs in {len(list(RECORDED.rglob('*.json')))} files")
+        kept = len({f for g in groups.values() for f in g["files"]})
+        print(f"\n{sum(len(g['ratio']) for g in groups.values())} pairs in {kept} files", end="")
+        print(f"; left out, {len(skipped)}:\n" + "\n".join(f"  {s}" for s in skipped) if skipped else "")
         return
     if a.threads < 1:
         p.error(f"--threads {a.threads}: give a positive number of torch threads per worker")
@@ -443,6 +490,7 @@ def main():
             "peak_rss_mb": round(statistics.median(o["peak_rss_mb"] for _, o in pairs)),
             "final_eval_return": None,
             "date": datetime.date.today().isoformat(),
+            "commit": git_commit(),  # the code the pairs ran on (--summarize --commit)
             "cpu": cpu_model(),  # pairs of one day share a machine; days may not
         }
         print("RESULT " + json.dumps(result), flush=True)

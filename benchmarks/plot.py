@@ -6,10 +6,10 @@
     python benchmarks/plot.py --table memory_revisit    # its runs as benchmarks/README.md's seed table (Markdown)
 
 Every plot follows the same rules. One panel per task (env id; per reward scale for multitask, per env for a
-multi-env run), x in minutes on the 2 cores. In a panel, the seeds of one configuration are one curve: their mean, in
-a band from the lowest seed to the highest. A seed that ended at or above its target (run.py --target; stopped there,
-or by hand later) counts at its last eval after it ended, and its end is marked with a dot; a seed that ended below it
-just leaves the band. Baselines are dashed: the uniform-random policy (`*_random.json`, random_baseline.py) and the best
+multi-env run), x in minutes on the 2 cores. In a panel, the seeds of one configuration are one curve: the mean of
+the seeds still running, in a band from the lowest of them to the highest. A seed that ended at or above its target
+(run.py --target; stopped there, or by hand later) leaves the band there, at a dot (one legend entry for a panel's
+dots); where a seed ended below it, the band ends and the seeds that ran on are drawn alone, thin. Baselines are dashed: the uniform-random policy (`*_random.json`, random_baseline.py) and the best
 memory-free policy (`*_memoryless.json`, probes/popgym_memoryless.py and tmaze_memoryless.py) recorded at the
 panel's env id, and memory-free runs (--traj-encoder ff; AMAGO beside AMAGO-2 in multitask), from any recipe at that
 env id. Where none is recorded, the runs' target is drawn dotted. A run continued as <run>_resumed (run.py
@@ -253,9 +253,6 @@ def front_panels():
                 Curve("transformer", seeds("cartpole/cartpole_transformer_s?")),
                 Curve("gru", seeds("cartpole/cartpole_gru_s?")),
             ],
-            legend="upper center",
-            legend_cols=2,
-            ylim=(0, 700),
         ),
         Panel("Pendulum", curves=[Curve("transformer", seeds("pendulum/pendulum_transformer"))]),
         Panel(
@@ -337,22 +334,24 @@ def value_at(pts, x):
 
 
 def aggregate(seed_list):
-    """-> (xs, mean, low, high, ends, tails). The seeds are aggregated on the union of their eval minutes, from the
-    last seed's first eval to the first end of a seed that ended below its target: each seed interpolated between its
-    evals, and a seed that ended at or above its target counted at its last eval after it (ends: those points). The
-    seeds that run on past the aggregate are drawn alone from there (tails)."""
+    """-> (xs, mean, low, high, ends, tails). On the union of the seeds' eval minutes, from the last seed's first eval
+    to the first end of a seed that ended below its target (else the last end): the mean, lowest and highest of the
+    seeds still running at each minute, each interpolated between its evals. A seed that ended at or above its target
+    (stopped there, or by hand later) leaves the band at its last eval, a dot (ends: those points); the seeds that run
+    on past the aggregate are drawn alone from there (tails)."""
     seed_list = [s for s in seed_list if s[1]]
     start = max(pts[0][0] for _, pts, _ in seed_list)
     stops = [pts[-1][0] for _, pts, held in seed_list if held is None]
     stop = min(stops) if stops else max(pts[-1][0] for _, pts, _ in seed_list)
-    xs = sorted({x for _, pts, _ in seed_list for x, _ in pts if start <= x <= stop})
-    mean, low, high = [], [], []
-    for x in xs:
-        values = [value_at(pts, x) if x <= pts[-1][0] else pts[-1][1] for _, pts, _ in seed_list]
-        mean.append(sum(values) / len(values))
-        low.append(min(values))
-        high.append(max(values))
-    ends = [pts[-1] for _, pts, held in seed_list if held is not None and pts[-1][0] < stop]
+    xs, mean, low, high = [], [], [], []
+    for x in sorted({x for _, pts, _ in seed_list for x, _ in pts if start <= x <= stop}):
+        values = [value_at(pts, x) for _, pts, _ in seed_list if pts[0][0] <= x <= pts[-1][0]]
+        if values:
+            xs.append(x)
+            mean.append(sum(values) / len(values))
+            low.append(min(values))
+            high.append(max(values))
+    ends = [pts[-1] for _, pts, held in seed_list if held is not None]
     tails = [
         [(stop, value_at(pts, stop))] + [p for p in pts if p[0] > stop] for _, pts, _ in seed_list if pts[-1][0] > stop
     ]
@@ -362,6 +361,7 @@ def aggregate(seed_list):
 def draw_panel(ax, panel):
     fs = 8
     colors, grays = iter(COLORS), iter([("0.4", "--"), ("0.55", "-."), ("0.7", ":")])
+    stopped = False
     for curve in panel.curves:
         if curve.baseline:
             color, style = next(grays)
@@ -374,9 +374,12 @@ def draw_panel(ax, panel):
         if n > 1:
             ax.fill_between(xs, low, high, color=color, alpha=0.18, lw=0)
         if ends:
-            ax.plot([e[0] for e in ends], [e[1] for e in ends], "o", color=color, ms=2.5)
+            ax.plot([e[0] for e in ends], [e[1] for e in ends], "o", color=color, ms=3)
+            stopped = True
         for tail in tails:  # a seed that ran on past the others, alone
             ax.plot([p[0] for p in tail], [p[1] for p in tail], style, color=color, lw=0.8, alpha=0.6)
+    if stopped:  # one legend entry for every panel's dots, in gray: each curve's own dots wear its color
+        ax.plot([], [], "o", color="0.35", ms=3, label="a seed ended ≥ its target")
     labelled = set()
     for value, label, color in panel.lines:
         ax.axhline(value, color=color, ls="--", lw=1, label=None if label in labelled else label)
@@ -422,7 +425,12 @@ def draw(panels, path, title, cols):
 def plot(recipe):
     if recipe == "results":
         panels = front_panels()
-        draw(panels, RESULTS / "results.png", "amago-clean on 2 CPU cores: mean of seeds, band from min to max", 3)
+        draw(
+            panels,
+            RESULTS / "results.png",
+            "amago-clean on 2 CPU cores: the mean of the seeds still running, in a band from min to max",
+            3,
+        )
         print(f"wrote benchmarks/results/results.png ({len(panels)} panels)")
         return
     if recipe in OWN_PLOT:

@@ -191,20 +191,42 @@ def test_plot_draws_a_continued_run_once_as_its_continuation_and_the_seeds_of_a_
     assert curves == {"transformer": (["r_a_s1_resumed", "r_a_s2"], False), "memory-free (ff)": (["r_ff_s1"], True)}
 
 
-def test_plot_aggregates_seeds_as_mean_and_band_and_never_extrapolates_a_seed_that_ended_below_its_target():
-    """Two seeds on the union of their eval minutes; a seed that ended at or above its target counts at its last eval
-    after it (marked), one that ended below it ends the band, and the seeds that run on are drawn alone."""
+def test_plot_aggregates_the_seeds_still_running_and_a_stopped_seed_ends_its_line():
+    """Two seeds on the union of their eval minutes: the mean and band of the seeds running at each minute, so a seed
+    that stopped at its target leaves the band (not held at its last eval) and its end is a dot; one that ended below
+    its target ends the band, and the seeds that run on are drawn alone."""
     from plot import aggregate
 
     a = ("a", [(1.0, 0.0), (3.0, 1.0)], 1.0)  # reached its target 1.0 and stopped at 3 min
     b = ("b", [(2.0, 0.5), (4.0, 0.5), (6.0, 0.7)], None)
     xs, mean, low, high, ends, tails = aggregate([a, b])
     assert xs == [2.0, 3.0, 4.0, 6.0]  # from the last seed's first eval
-    assert mean == [0.5, 0.75, 0.75, 0.85] and low == [0.5, 0.5, 0.5, 0.7] and high == [0.5, 1.0, 1.0, 1.0]
+    assert mean == [0.5, 0.75, 0.5, 0.7] and low == [0.5, 0.5, 0.5, 0.7] and high == [0.5, 1.0, 0.5, 0.7]
     assert ends == [(3.0, 1.0)] and tails == []
     c = ("c", [(2.0, 0.0), (3.0, 0.2)], None)  # ended below its target: the band ends with it, b goes on alone
-    xs, mean, _, _, _, tails = aggregate([b, c])
-    assert xs == [2.0, 3.0] and mean == [0.25, 0.35] and tails == [[(3.0, 0.5), (4.0, 0.5), (6.0, 0.7)]]
+    xs, mean, _, _, ends, tails = aggregate([b, c])
+    assert xs == [2.0, 3.0] and mean == [0.25, 0.35] and ends == [] and tails == [[(3.0, 0.5), (4.0, 0.5), (6.0, 0.7)]]
+
+
+def test_plot_gives_every_mark_a_legend_entry(tmp_path):
+    """A panel's dots (seeds ended at their target) have one legend entry; every labelled mark is in the legend."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from plot import Curve, Panel, draw_panel
+
+    stopped = Curve("gru", [("s1", [(1.0, 100.0), (2.0, 480.0)], 475.0), ("s2", [(1.0, 90.0), (5.0, 120.0)], None)])
+    running = Curve("transformer", [("s1", [(1.0, 10.0), (5.0, 20.0)], None)])
+    for curves, dots in (([stopped, running], True), ([running], False)):
+        fig, ax = plt.subplots()
+        draw_panel(ax, Panel("CartPole", curves=curves, lines=[(23.0, "random", "black")]))
+        legend = [t.get_text() for t in ax.get_legend().get_texts()]
+        marked = [ln for ln in ax.lines if ln.get_marker() not in ("None", "", None) and len(ln.get_xdata())]
+        assert bool(marked) == dots and ("a seed ended ≥ its target" in legend) == dots, legend
+        names = [c.label + (f" ({len(c.seeds)} seeds)" if len(c.seeds) > 1 else "") for c in curves]
+        assert legend[: len(curves)] == names and "random" in legend
+        plt.close(fig)
 
 
 def test_tmaze_episodes_counts_walks_turns_and_rewards_from_the_replay_files(tmp_path, monkeypatch):
@@ -277,6 +299,35 @@ def test_compare_reference_summary_pools_every_recorded_pair_of_a_bench_and_thre
         == "| bench | 1 thread: ours / reference | 2 threads: ours / reference | peak memory, ours / reference |"
     )
     assert table[2] == "| `collect` | 2.50 [2.00–3.00], 3 pairs | 1.50 [1.50–1.50], 1 pair | 0.85 [0.75–1.00] |"
+
+
+def test_compare_reference_summary_filters_by_date_and_commit_and_names_what_it_leaves_out(tmp_path):
+    """--since / --commit: only the files recorded on that day or later, or at those commits, are pooled; a file
+    without the field (a retired file brought back by a merge) passes neither, and every file left out is named."""
+    import compare_reference as cr
+
+    def record(name, ours, **fields):
+        r = {"bench": "update_small", "threads": 1, "reference": [10.0], "ours": [ours], **fields}
+        (tmp_path / name).write_text(json.dumps(r | {"peak_rss_mb_reference": [400], "peak_rss_mb_ours": [300]}))
+
+    record("old.json", 12.0, date="2026-11-24", commit="38cfab3")
+    record("new.json", 15.0, date="2026-11-28", commit="1e14595")
+    record("newer.json", 14.0, date="2026-12-01", commit="abc1234-dirty")
+    record("undated.json", 11.0)
+    skipped = []
+    groups = cr.pooled(tmp_path, since="2026-11-28", skipped=skipped)
+    assert sorted(groups["update_small", 1]["ratio"]) == [1.4, 1.5]
+    assert skipped == ["old.json: date 2026-11-24, before 2026-11-28", "undated.json: date None, before 2026-11-28"]
+    assert cr.pooled(tmp_path, commits=["1e1", "abc1234"])["update_small", 1]["files"] == ["new.json", "newer.json"]
+    assert len(cr.pooled(tmp_path)["update_small", 1]["ratio"]) == 4  # no filter: every file
+    assert cr.pooled(tmp_path, since="2026-12-02") == {}
+    assert cr.pooled(tmp_path, before="2026-11-28")["update_small", 1]["files"] == ["old.json"]  # the history
+
+
+def test_compare_reference_summary_refuses_a_date_it_cannot_read():
+    cmd = [sys.executable, str(ROOT / "benchmarks/compare_reference.py"), "--summarize", "--since", "28.11.2026"]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert proc.returncode == 2 and "error: --since '28.11.2026': give a date as YYYY-MM-DD" in proc.stderr
 
 
 def test_compare_reference_asks_for_the_reference_python():

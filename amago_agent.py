@@ -1501,6 +1501,15 @@ def due(every, epoch, last):  # every `every` epochs (0: never), and at the last
     return bool(every) and (epoch % every == 0 or epoch == last)
 
 
+def evaluate_and_log(args, policy, eval_envs, accelerator, writer, counters):
+    """One evaluation (eval/, and eval_sampled/ with --eval-sampled-too), logged at the run's env step -> its return."""
+    seed = args.seed + 10_000 + counters["epoch"] * args.num_envs  # same-seed runs see the same eval episodes
+    ev = scale.evaluations(args, policy, eval_envs, accelerator.device, seed, accelerator)
+    for k, v in ev.items():
+        writer.add_scalar(k, v, counters["global_step"])
+    return ev["eval/return"]
+
+
 def lr_at(args, updates):
     """Linear warm-up from 0 (as the reference), then constant; --anneal-lr: a linear decay to 0 at the last update."""
     # deviation: the warm-up lasts --warmup-steps updates on any number of processes (the reference's scheduler,
@@ -1636,7 +1645,7 @@ if __name__ == "__main__":
     if owner:  # its weights and runs/<run>/learner.json, which collectors follow (until it writes "done" at exit)
         scale.start_learner(run_dir, latest, policy, counters)
     scale.wait_for_data(args, buffer, stop, epochs)  # --mode learn: until the collectors' first file
-    progress = Progress(args, counters, epochs * steps_per_epoch, epochs * args.batches_per_epoch)  # env steps
+    progress = Progress(args, counters, epochs * steps_per_epoch, epochs * args.batches_per_epoch, epochs)
     for epoch in range(counters["epoch"], epochs):
         at_start = {"global_step": counters["global_step"], "frames": dict(counters["frames"])}
         collect = args.mode != "learn" and epoch >= args.start_collecting_at_epoch  # roles and offline phases
@@ -1702,6 +1711,11 @@ if __name__ == "__main__":
                 metrics = train_step(agent, optimizer, accelerator, batches, args, counters["updates"])
                 counters["updates"] += 1
                 progress.show(counters)
+                # the --eval-minutes clock is read between updates too: an epoch longer than it still reports on time
+                clock = bool(args.eval_interval) and args.eval_minutes > 0
+                if clock and scale.agree(accelerator, not stop and time.time() >= next_eval):
+                    next_eval = time.time() + 60 * args.eval_minutes
+                    progress.evaluated(evaluate_and_log(args, policy, eval_envs, accelerator, writer, counters))
             for k, v in metrics.items():
                 writer.add_scalar(k, v.item(), counters["global_step"])  # each process its own batches' metrics
             if counters["updates"] > updates0:  # the rate of the updates made (a stop can cut the epoch short)
@@ -1714,8 +1728,7 @@ if __name__ == "__main__":
             scale.write_status(run_dir, counters["updates"])
         if learn and args.mode == "learn":  # a learner that does not collect counts its collectors' env steps
             counters["global_step"] = scale.collector_steps(run_dir)
-        if stop:  # the unfinished epoch is done again on --resume: its env steps are counted then, once
-            counters.update(at_start)
+        if stop:
             break
         counters["epoch"] = epoch + 1
         sps = int((counters["global_step"] - start_step) / (time.time() - start_time))
@@ -1728,19 +1741,25 @@ if __name__ == "__main__":
         eval_due = due(args.eval_interval, counters["epoch"], epochs) or (bool(args.eval_interval) and on_clock)
         if args.mode != "collect" and scale.agree(accelerator, eval_due):
             next_eval = time.time() + 60 * args.eval_minutes
-            seed = args.seed + 10_000 + counters["epoch"] * args.num_envs  # same-seed runs see the same eval episodes
-            ev = scale.evaluations(args, policy, eval_envs, device, seed, accelerator)  # eval/ (+ eval_sampled/)
-            for k, v in ev.items():
-                writer.add_scalar(k, v, counters["global_step"])
-            progress.evaluated(ev["eval/return"])
+            progress.evaluated(evaluate_and_log(args, policy, eval_envs, accelerator, writer, counters))
         if owner and due(args.checkpoint_interval, counters["epoch"], epochs):
             run_dir.mkdir(parents=True, exist_ok=True)
             save_checkpoint(ckpt_path, policy, optimizer, explore, counters)
             saved_epoch = counters["epoch"]
-    progress.close(counters)
+        progress.epoch_done(counters)
+    progress.close(counters)  # the count reached, a stopped epoch's env steps included
+    redone = 0
+    if stop and counters["epoch"] < epochs:  # the unfinished epoch is done again on --resume: its env steps count then
+        redone = counters["global_step"] - at_start["global_step"] if collect else 0
+        counters.update(at_start)
     if stop and owner:
         save_checkpoint(ckpt_path, policy, optimizer, explore, counters)
-        print(f"stopped: checkpoint saved at epoch {counters['epoch']}; continue with --resume --run-name {run_name}")
+        kept = f"kept: {counters['global_step']:,} env steps, {counters['updates']:,} updates"
+        again = f"; collected again: the unfinished epoch's {redone:,} env steps" if redone else ""
+        print(
+            f"stopped: checkpoint saved at epoch {counters['epoch']}; continue with --resume --run-name {run_name}"
+            f" ({kept}{again})"
+        )
 
     if args.save_model and owner:
         torch.save(policy.state_dict(), run_dir / f"{args.exp_name}.cleanrl_model")

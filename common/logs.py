@@ -98,8 +98,8 @@ class Progress:
     epoch's rollout counts its env steps before the epoch's updates run, so a rate over part of an epoch would promise
     minutes for hours. The epochs timed start at the first one that made an update (those before, rollouts alone, are
     faster than the ones to come); until it has ended, the bar shows counts only. ETA: the epochs left at the mean time
-    of those epochs, less the time the current one has run (at most its mean). `show` is called on the hot paths (every env step, every
-    update): it redraws at most twice a second on a terminal, every 30 s into a file (a collector's log)."""
+    of those epochs, less the time the current one has run (at most that mean). `show` is called on the hot paths
+    (every env step, every update): it redraws at most twice a second on a terminal, every 30 s into a file."""
 
     def __init__(self, args, counters, total_steps, total_updates, epochs):
         from tqdm import tqdm

@@ -243,6 +243,103 @@ def test_every_command_in_the_guide_parses(name):
             pytest.fail(f"docs/{name}: `python {GUIDES[name]} {shlex.join(argv)}` is refused: {e!r}")
 
 
+def readme_commands():
+    """(script, argv) of every command README.md shows: a line of a fenced block or an inline code span that runs a
+    script (python, a launcher), its placeholders (`...`, `[flags]`) and --help left out; and a span that is a flag list
+    alone (the reference's scale), for amago_agent.py."""
+    text = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"^```[\w-]*\n(.*?)^```", text, flags=re.S | re.M)
+    lines = [line for block in blocks for line in block.replace("\\\n", " ").splitlines()]
+    lines += [
+        span.replace("\n", " ")
+        for span in re.findall(r"`([^`]+)`", re.sub(r"^```.*?^```", "", text, flags=re.S | re.M))
+    ]
+    out = []
+    for line in lines:
+        run = re.search(r"(?:python|launch)\b.*?\b(amago_agent|amago_multitask)\.py\b(.*)", line)
+        if run:
+            out.append(
+                (run[1], [a for a in shlex.split(run[2], comments=True) if a not in ("...", "[flags]", "--help")])
+            )
+        elif line.startswith("--") and line.count(" --") >= 2:
+            out.append(("amago_agent", shlex.split(line)))
+    return out
+
+
+def test_every_readme_command_parses(monkeypatch):
+    """Every command README.md shows parses as the script parses it (common/args.py's parse_flags) and passes its
+    checks: a renamed flag or a changed choice fails here."""
+    from common.args import parse_flags
+
+    monkeypatch.setattr("sys.excepthook", None)  # parse_flags installs its own: restored after the test
+    cmds = readme_commands()
+    assert ("amago_agent", ["--env-id", "LunarLander-v2", "--traj-encoder", "transformer"]) in cmds
+    assert any("--d-ff" in argv for _, argv in cmds)  # the reference's scale
+    for script, argv in cmds:
+        module = __import__(script)
+        try:
+            module.check_args(parse_flags(module.Args, argv))
+        except (SystemExit, ValueError) as e:
+            pytest.fail(f"README.md: `python {script}.py {shlex.join(argv)}` is refused: {e!r}")
+
+
+def test_every_flag_a_recipe_uses_exists():
+    """Every --flag in benchmarks/*.sh is a flag of a script (amago_agent.py, amago_multitask.py) or of a tool it runs
+    (an argparse flag of benchmarks/ or common/launch.py); pip's own flags aside. A renamed flag breaks no recipe."""
+    import dataclasses
+
+    import amago_agent
+    import amago_multitask
+
+    known = set()
+    for module in (amago_agent, amago_multitask):
+        for f in dataclasses.fields(module.Args):
+            known |= {"--" + f.name.replace("_", "-"), "--no-" + f.name.replace("_", "-")}
+    for tool in [*(ROOT / "benchmarks").rglob("*.py"), ROOT / "common/launch.py"]:
+        known |= set(re.findall(r'add_argument\(\s*"(--[\w-]+)"', tool.read_text()))
+    unknown = {}
+    for recipe in sorted((ROOT / "benchmarks").glob("*.sh")):
+        lines = [line for line in recipe.read_text().splitlines() if " pip " not in line and "platform" not in line]
+        flags = set(re.findall(r"(?<![\w-])--[a-z][\w-]*", "\n".join(lines)))
+        if flags - known:
+            unknown[recipe.name] = sorted(flags - known)
+    assert not unknown, unknown
+
+
+@pytest.mark.parametrize("script", ["amago_agent", "amago_multitask"])
+def test_help_shows_each_flag_once_in_its_section(script, monkeypatch, capsys):
+    """--help draws a box per section (common/args.py's SECTIONS, in that order) holding that section's flags, each
+    flag once and under its own name, with one default each."""
+    from common.args import SECTIONS, parse_flags, sections
+
+    module = __import__(script)
+    monkeypatch.setattr("sys.excepthook", None)
+    monkeypatch.setenv("COLUMNS", "120")
+    with pytest.raises(SystemExit) as e:
+        parse_flags(module.Args, ["--help"])
+    assert e.value.code == 0
+    boxes = []  # (section title, [its entries: a flag, its type, docstring and default])
+    for line in capsys.readouterr().out.splitlines():
+        line = line.replace("│", " ").rstrip()  # a box's sides (on a stream that cannot show them, tyro draws rules)
+        title = re.fullmatch(r"\s*(?:╭─ )?([\w -]+) options(?: ─+╮)?", line)
+        if title:
+            boxes.append((title[1], []))
+        elif boxes and line.strip() and not set(line.strip()) <= set("─-╰╯"):
+            if re.match(r"\s{1,2}-", line):  # a flag; a docstring's next lines are indented further
+                boxes[-1][1].append(line.strip())
+            else:
+                boxes[-1][1][-1] += " " + line.strip()
+    assert [title for title, _ in boxes] == list(SECTIONS), [title for title, _ in boxes]
+    seen = []
+    for (title, entries), names in zip(boxes, sections(module.Args).values()):
+        flags = [entry.split()[0].rstrip(",") for entry in entries]
+        assert flags == ["--" + name.replace("_", "-") for name in names], title
+        for entry in entries:
+            assert entry.count("(default:") == 1, entry  # one default, the field's
+        seen += flags
+    assert len(seen) == len(set(seen)) == len(vars(module.Args()))
+
+
 def test_the_guide_names_every_keyword_make_exploration_passes():
     """ "Adapt it" 6 tells how a custom exploration class is constructed: it must name every keyword the script passes
     (a class written to a shorter list raises TypeError; docs/examples/custom_exploration.py is written to it)."""

@@ -1,10 +1,14 @@
 """The guides in docs/ stay true to the scripts: every line link holds the code it names (docs/relink.py moves them),
-every scalar a script logs is explained in its guide, and every command a guide shows parses."""
+every scalar a script logs is explained in its guide, and every command a guide shows parses; so does every command
+README.md shows and every flag a recipe uses; --help shows every flag once, in its section; README's file table names
+every file of common/, and common/memory.py's figures are the recorded ones."""
 
 import ast
+import json
 import re
 import shlex
 import shutil
+import statistics
 import subprocess
 
 import pytest
@@ -338,6 +342,41 @@ def test_help_shows_each_flag_once_in_its_section(script, monkeypatch, capsys):
             assert entry.count("(default:") == 1, entry  # one default, the field's
         seen += flags
     assert len(seen) == len(set(seen)) == len(vars(module.Args()))
+
+
+def test_readme_names_every_file_of_common():
+    row = next(line for line in (ROOT / "README.md").read_text().splitlines() if line.startswith("| `common/` |"))
+    missing = [
+        p.name for p in sorted((ROOT / "common").glob("*.py")) if p.name != "__init__.py" and f"`{p.name}`" not in row
+    ]
+    assert not missing, f"README's Files table does not name {missing} in its common/ row"
+
+
+def test_the_allocators_figures_are_the_recorded_ones():
+    """common/memory.py's figures are the medians (and the range) that benchmarks/results/speed/keep_freed_memory_*.json
+    recorded: page faults and milliseconds per update, without and with freed memory kept."""
+    doc = " ".join((ROOT / "common/memory.py").read_text().split('"""')[1].split())
+    runs = {
+        p.stem.removeprefix("keep_freed_memory_"): json.loads(p.read_text())
+        for p in (ROOT / "benchmarks/results/speed").glob("keep_freed_memory_*.json")
+    }
+
+    def median(name, when, key="page_faults_per_update"):
+        return statistics.median(runs[name][when][key])
+
+    kept = [n for run in runs.values() for n in run["after"]["page_faults_per_update"]]
+    discrete, box, amago2 = (median(n, "after") for n in ("agent_cartpole", "agent_pendulum_box", "multitask_cartpole"))
+    for claim in (
+        f"AMAGO-2's update faulted ~{round(median('multitask_cartpole', 'before'), -3):,.0f} pages",
+        f"took {median('multitask_cartpole', 'before', 'update_ms'):.0f} ms, "
+        f"{median('multitask_cartpole', 'after', 'update_ms'):.0f} ms with freed memory kept",
+        f"the Box-action update ~{round(median('agent_pendulum_box', 'before'), -3):,.0f} pages, "
+        f"{median('agent_pendulum_box', 'before', 'update_ms'):.0f} ms against "
+        f"{median('agent_pendulum_box', 'after', 'update_ms'):.0f}",
+        f"faulted {min(kept)} to {max(kept)} pages",
+        f"medians {discrete:.0f} for AMAGO's Discrete update, {box:.0f} for its Box one, {amago2:.0f} for AMAGO-2's",
+    ):
+        assert claim in doc, claim
 
 
 def test_the_guide_names_every_keyword_make_exploration_passes():

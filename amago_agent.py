@@ -61,6 +61,7 @@ from common.rundir import StopSignals, check_spec, write_atomic
 
 @dataclass
 class Args:
+    # Run and logging
     exp_name: str = os.path.basename(__file__)[: -len(".py")]
     """the name of this experiment"""
     seed: int = 1
@@ -80,11 +81,13 @@ class Args:
     save_model: bool = False
     """whether to save the final model into the `runs/{run_name}` folder"""
     run_name: Optional[str] = None
-    """the run's name (folder under runs/ and the buffer dir); default `{env_id}__{exp_name}__{seed}__{time}`"""
+    """the run's name (folder under runs/ and the buffer dir); None: `{env_id}__{exp_name}__{seed}__{time}`"""
     resume: bool = False
     """if toggled, continue the run `--run-name` from its last checkpoint (weights, optimizer, counters, buffer)"""
+    checkpoint_interval: int = 10
+    """save a checkpoint every this many epochs (0: never)"""
 
-    # Algorithm specific arguments
+    # Environment
     env_id: str = "CartPole-v1"
     """env id (a,b: several, for the actors round-robin); old versions resolve to the newest; `pkg.mod:Env` imports"""
     total_timesteps: int = 1_000_000
@@ -94,10 +97,10 @@ class Args:
     """the number of parallel actors"""
     env_mode: Literal["sync", "async", "already_vectorized"] = "sync"
     """gymnasium vector env kind; already_vectorized: the env id's `vector_entry_point` steps all actors (gymnax)"""
-    max_seq_len: int = 32
-    """context length: training windows hold max_seq_len transitions; rollouts attend over the last max_seq_len steps"""
     timesteps_per_epoch: int = 100
     """env steps per actor collected between two training phases"""
+
+    # Learning
     # deviation: counts optimizer updates (the reference counts batches; they differ with --batches-per-update > 1)
     batches_per_epoch: Optional[int] = None
     """optimizer updates per epoch; None: as many as train --replay-ratio timesteps per env step collected"""
@@ -107,6 +110,10 @@ class Args:
     """timesteps trained (updates x batch_size x batches_per_update x max_seq_len) per env step collected"""
     batch_size: int = 24
     """number of sequences in a training batch"""
+    # k batches make the update of one k*batch_size batch only when they hold equally many real timesteps (each loss
+    # is a mean over its own) and the running statistics (input norm, PopArt) do not move between them (they do)
+    batches_per_update: int = 1
+    """gradient accumulation: each optimizer update averages the gradients of this many batches"""
     learning_rate: float = 6e-4  # deviation: the reference's 1e-4 learns LunarLander ~4x slower at these sizes
     """AdamW learning rate"""
     warmup_steps: int = 500
@@ -122,7 +129,7 @@ class Args:
     compile: bool = False
     """torch.compile the update and acting step, on a GPU replayed as CUDA graphs; no gain on a CPU (docs: --compile)"""
 
-    # Timestep encoder, actor and critic sizes
+    # Networks: the timestep encoder, actor and critic sizes
     # deviation: CPU-sized networks (the reference: timestep encoder 512 -> 256, d_model 256, 3 layers, d_ff 1024)
     tstep_hidden: int = 128
     """hidden width of the timestep encoder MLP"""
@@ -135,11 +142,11 @@ class Args:
     cnn: Literal["nature", "impala"] = "nature"
     """cnn backbone: Nature-DQN-style convs or IMPALA-style residual blocks"""
     cnn_channels: Optional[tuple[int, ...]] = None
-    """widths per conv (nature) or block (impala); nature (32, 64, 64), below 36 px (8, 16, 16); impala (16, 32, 32)"""
+    """widths per conv (nature) or block (impala); None: (32, 64, 64), below 36 px (8, 16, 16); impala (16, 32, 32)"""
     cnn_kernels: Optional[tuple[int, ...]] = None
-    """nature: kernel sizes, one per conv; default DQN's (8, 4, 3) for frames >= 36 pixels, else (3, 3, 3)"""
+    """nature: kernel sizes, one per conv; None: DQN's (8, 4, 3) for frames >= 36 pixels, else (3, 3, 3)"""
     cnn_strides: Optional[tuple[int, ...]] = None
-    """nature: strides, one per conv; default DQN's (4, 2, 1) for frames >= 36 pixels, else (2, 2, 1)"""
+    """nature: strides, one per conv; None: DQN's (4, 2, 1) for frames >= 36 pixels, else (2, 2, 1)"""
     image_layout: Literal["auto", "hwc", "chw"] = "auto"
     """image axes: channels last or first; auto takes the smaller of the first and last axes as the channels"""
     aug_frac: float = 0.0
@@ -151,9 +158,11 @@ class Args:
     critic_hidden: int = 128
     """hidden width of each critic MLP (2 hidden layers)"""
 
-    # Trajectory encoder arguments
+    # Memory: the trajectory encoder
     traj_encoder: str = "transformer"
     """the sequence model: ff (no memory), gru, transformer, mamba, or module:f, f(args, d_in) -> your nn.Module"""
+    max_seq_len: int = 32
+    """context length: training windows hold max_seq_len transitions; rollouts attend over the last max_seq_len steps"""
     d_model: int = 64
     """width of the trajectory encoder"""
     n_layers: int = 2
@@ -183,7 +192,7 @@ class Args:
     num_critics_td: int = 2
     """critics drawn (with replacement) for each TD target (REDQ)"""
     online_coeff: Optional[float] = None
-    """weight of the "online" actor term -Q(s, a~pi) (DPG); default 1, or 0 for MultiBinary (not differentiable)"""
+    """weight of the "online" actor term -Q(s, a~pi) (DPG); None: 1, or 0 for MultiBinary (not differentiable)"""
     offline_coeff: float = 0.1
     """weight of the "offline" filtered behavior-cloning term -1[A>0] log pi(a|s)"""
     critic_loss_weight: float = 10.0
@@ -226,7 +235,7 @@ class Args:
     greedy_episodes: float = 0.0
     """the share of training episodes, drawn per episode, that take the argmax / mean action (the rest sample)"""
 
-    # Replay buffer
+    # Buffer: the replay buffer on disk
     buffer_dir: str = "buffers"
     """replay buffers live in {buffer_dir}/{run_name}/{fifo,protected}"""
     buffer_max_size: int = 20_000
@@ -244,7 +253,7 @@ class Args:
     relabel: Optional[str] = None
     """hindsight relabeling: a `module:function` applied to every sampled window, e.g. envs.mazerunner:relabel_some"""
 
-    # Evaluation and checkpoints
+    # Evaluation
     eval_interval: int = 10  # deviation: after the epoch's training (the reference: before collecting, from epoch 0)
     """evaluate every this many epochs (0: never)"""
     eval_minutes: float = 5.0
@@ -259,10 +268,8 @@ class Args:
     eval_sampled_too: bool = False
     # a greedy policy can loop (turning in place, pushing into a wall) where sampling does not: benchmarks/README.md
     """also evaluate the same episodes with sampled actions, logged as eval_sampled/..."""
-    checkpoint_interval: int = 10
-    """save a checkpoint every this many epochs (0: never)"""
     eval_env_id: Optional[str] = None
-    """the evaluation env ids, comma-separated (default: --env-id's)"""
+    """the evaluation env ids, comma-separated (None: --env-id's)"""
     eval_only: bool = False
     """if toggled, evaluate runs/{run_name}/checkpoint.pt (or --load-from), print the metrics as JSON, and exit"""
     load_from: Optional[str] = None
@@ -278,11 +285,7 @@ class Args:
     start_collecting_at_epoch: int = 0
     """no rollouts before this epoch (a large value: fully offline, from the files already in the buffer)"""
     dset_name: Optional[str] = None
-    """the buffer folder under --buffer-dir (default: the run name): train on another run's buffer"""
-    # k batches make the update of one k*batch_size batch only when they hold equally many real timesteps (each loss
-    # is a mean over its own) and the running statistics (input norm, PopArt) do not move between them (they do)
-    batches_per_update: int = 1
-    """gradient accumulation: each optimizer update averages the gradients of this many batches"""
+    """the buffer folder under --buffer-dir (None: the run name): train on another run's buffer"""
     max_steps_per_update: Optional[float] = None
     """a collector waits while the run's env steps exceed this many per learner update (after one learner epoch's)"""
 
@@ -1501,6 +1504,15 @@ def due(every, epoch, last):  # every `every` epochs (0: never), and at the last
     return bool(every) and (epoch % every == 0 or epoch == last)
 
 
+def evaluate_and_log(args, policy, eval_envs, accelerator, writer, counters):
+    """One evaluation (eval/, and eval_sampled/ with --eval-sampled-too), logged at the run's env step -> its return."""
+    seed = args.seed + 10_000 + counters["epoch"] * args.num_envs  # same-seed runs see the same eval episodes
+    ev = scale.evaluations(args, policy, eval_envs, accelerator.device, seed, accelerator)
+    for k, v in ev.items():
+        writer.add_scalar(k, v, counters["global_step"])
+    return ev["eval/return"]
+
+
 def lr_at(args, updates):
     """Linear warm-up from 0 (as the reference), then constant; --anneal-lr: a linear decay to 0 at the last update."""
     # deviation: the warm-up lasts --warmup-steps updates on any number of processes (the reference's scheduler,
@@ -1636,7 +1648,7 @@ if __name__ == "__main__":
     if owner:  # its weights and runs/<run>/learner.json, which collectors follow (until it writes "done" at exit)
         scale.start_learner(run_dir, latest, policy, counters)
     scale.wait_for_data(args, buffer, stop, epochs)  # --mode learn: until the collectors' first file
-    progress = Progress(args, counters, epochs * steps_per_epoch, epochs * args.batches_per_epoch)  # env steps
+    progress = Progress(args, counters, epochs * steps_per_epoch, epochs * args.batches_per_epoch, epochs)
     for epoch in range(counters["epoch"], epochs):
         at_start = {"global_step": counters["global_step"], "frames": dict(counters["frames"])}
         collect = args.mode != "learn" and epoch >= args.start_collecting_at_epoch  # roles and offline phases
@@ -1702,6 +1714,11 @@ if __name__ == "__main__":
                 metrics = train_step(agent, optimizer, accelerator, batches, args, counters["updates"])
                 counters["updates"] += 1
                 progress.show(counters)
+                # the --eval-minutes clock is read between updates too: an epoch longer than it still reports on time
+                clock = bool(args.eval_interval) and args.eval_minutes > 0
+                if clock and scale.agree(accelerator, not stop and time.time() >= next_eval):
+                    next_eval = time.time() + 60 * args.eval_minutes
+                    progress.evaluated(evaluate_and_log(args, policy, eval_envs, accelerator, writer, counters))
             for k, v in metrics.items():
                 writer.add_scalar(k, v.item(), counters["global_step"])  # each process its own batches' metrics
             if counters["updates"] > updates0:  # the rate of the updates made (a stop can cut the epoch short)
@@ -1714,8 +1731,7 @@ if __name__ == "__main__":
             scale.write_status(run_dir, counters["updates"])
         if learn and args.mode == "learn":  # a learner that does not collect counts its collectors' env steps
             counters["global_step"] = scale.collector_steps(run_dir)
-        if stop:  # the unfinished epoch is done again on --resume: its env steps are counted then, once
-            counters.update(at_start)
+        if stop:
             break
         counters["epoch"] = epoch + 1
         sps = int((counters["global_step"] - start_step) / (time.time() - start_time))
@@ -1728,19 +1744,25 @@ if __name__ == "__main__":
         eval_due = due(args.eval_interval, counters["epoch"], epochs) or (bool(args.eval_interval) and on_clock)
         if args.mode != "collect" and scale.agree(accelerator, eval_due):
             next_eval = time.time() + 60 * args.eval_minutes
-            seed = args.seed + 10_000 + counters["epoch"] * args.num_envs  # same-seed runs see the same eval episodes
-            ev = scale.evaluations(args, policy, eval_envs, device, seed, accelerator)  # eval/ (+ eval_sampled/)
-            for k, v in ev.items():
-                writer.add_scalar(k, v, counters["global_step"])
-            progress.evaluated(ev["eval/return"])
+            progress.evaluated(evaluate_and_log(args, policy, eval_envs, accelerator, writer, counters))
         if owner and due(args.checkpoint_interval, counters["epoch"], epochs):
             run_dir.mkdir(parents=True, exist_ok=True)
             save_checkpoint(ckpt_path, policy, optimizer, explore, counters)
             saved_epoch = counters["epoch"]
-    progress.close(counters)
+        progress.epoch_done(counters)
+    progress.close(counters)  # the count reached, a stopped epoch's env steps included
+    redone = 0
+    if stop and counters["epoch"] < epochs:  # the unfinished epoch is done again on --resume: its env steps count then
+        redone = counters["global_step"] - at_start["global_step"] if collect else 0
+        counters.update(at_start)
     if stop and owner:
         save_checkpoint(ckpt_path, policy, optimizer, explore, counters)
-        print(f"stopped: checkpoint saved at epoch {counters['epoch']}; continue with --resume --run-name {run_name}")
+        kept = f"kept: {counters['global_step']:,} env steps, {counters['updates']:,} updates"
+        again = f"; collected again: the unfinished epoch's {redone:,} env steps" if redone else ""
+        print(
+            f"stopped: checkpoint saved at epoch {counters['epoch']}; continue with --resume --run-name {run_name}"
+            f" ({kept}{again})"
+        )
 
     if args.save_model and owner:
         torch.save(policy.state_dict(), run_dir / f"{args.exp_name}.cleanrl_model")

@@ -2,12 +2,19 @@
 flag; the resolution of env ids (`LunarLander-v2` -> the newest registered version, `pkg.module:Env` imports); and a
 run's saved flags, which `--resume --run-name NAME` restores."""
 
+import ast
 import contextlib
+import dataclasses
+import functools
 import importlib
+import inspect
 import io
 import json
 import os
+import re
 import sys
+import textwrap
+import typing
 from pathlib import Path
 
 import gymnasium as gym
@@ -16,16 +23,81 @@ import tyro
 from common.guards import UserError, user_error_hook
 from common.rundir import signature, write_atomic
 
+# --help shows the flags in these sections, in this order. Each is a run of the fields of Args, from the one named
+# here to the next section's first: the scripts' Args are written in these runs, under a comment each.
+SECTIONS = {
+    "environment": "env_id",
+    "memory": "traj_encoder",
+    "networks": "tstep_hidden",
+    "actor-critic": "gamma",
+    "learning": "batches_per_epoch",
+    "exploration": "exploration",
+    "buffer": "buffer_dir",
+    "evaluation": "eval_interval",
+    "roles and phases": "mode",
+    "run and logging": "exp_name",
+}
+
+
+def sections(cls):
+    """{section: [its field names, in the order of cls]} for a dataclass written in SECTIONS' runs."""
+    names = [f.name for f in dataclasses.fields(cls)]
+    starts = sorted((names.index(first), title) for title, first in SECTIONS.items())
+    if starts[0][0] != 0:
+        raise ValueError(f"{cls.__name__}: its first field {names[0]!r} opens no section of SECTIONS")
+    out = {title: [] for title in SECTIONS}
+    for i, name in enumerate(names):
+        out[[title for start, title in starts if start <= i][-1]].append(name)
+    return out
+
+
+def field_docs(cls):
+    """{field: its docstring}: the string under each field of a dataclass, as tyro reads them for --help."""
+    body = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0].body
+    return {
+        a.target.id: b.value.value
+        for a, b in zip(body, body[1:])
+        if isinstance(a, ast.AnnAssign) and isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant)
+    }
+
+
+@functools.cache
+def in_sections(cls):
+    """cls as a dataclass of one dataclass per section, with the same fields, defaults and docstrings: tyro draws a box
+    per section in --help, and OmitArgPrefixes keeps each flag's name (--env-id, not --environment.env-id)."""
+    types, docs = typing.get_type_hints(cls), field_docs(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    outer = []
+    for title, names in sections(cls).items():
+        inner = [
+            (
+                name,
+                typing.Annotated[types[name], tyro.conf.arg(help=docs[name])],
+                dataclasses.field(default=fields[name].default),
+            )
+            for name in names
+        ]
+        section = dataclasses.make_dataclass(re.sub(r"\W", "_", title).title(), inner)
+        outer.append(
+            (
+                re.sub(r"\W", "_", title),
+                typing.Annotated[section, tyro.conf.arg(name=title)],
+                dataclasses.field(default_factory=section),
+            )
+        )
+    return tyro.conf.OmitArgPrefixes[dataclasses.make_dataclass(cls.__name__, outer)]
+
 
 def parse_flags(cls, argv=None):
-    """tyro.cli(cls): the command line -> the Args dataclass. From here on a user's mistake (a UserError: a bad flag,
-    env id or run) is reported as one line, `error: ...`, with exit status 2 (common/guards.py), and so is a flag
-    tyro refuses (it draws a box of several lines; --help is untouched)."""
+    """The command line -> the Args dataclass (tyro.cli, with --help in sections: `in_sections`). From here on a
+    user's mistake (a UserError: a bad flag, env id or run) is reported as one line, `error: ...`, with exit status 2
+    (common/guards.py), and so is a flag tyro refuses (it draws a box of several lines; --help is untouched)."""
     sys.excepthook = user_error_hook
     said = io.StringIO()
     try:
         with contextlib.redirect_stderr(said):
-            args = tyro.cli(cls, args=argv)
+            parsed = tyro.cli(in_sections(cls), args=argv)
+            args = cls(**{k: v for section in vars(parsed).values() for k, v in vars(section).items()})
     except SystemExit as e:
         if e.code != 2:  # --help
             sys.stderr.write(said.getvalue())

@@ -92,39 +92,54 @@ def print_result(result: dict, record=None):
 class Progress:
     """The terminal's progress bar: env steps toward the run's total (a collector: the env steps it collected, no
     total; a learner of collector processes: its updates toward its total, with the collectors' env steps), the live
-    update count, updates/s since this process started, and the last eval return with its age. The ETA is the
-    remaining count at the average rate since start (tqdm's smoothing off), so that the burst of env steps of each
-    epoch's rollout does not swing it; a run shows no rate and no ETA before its first update. `show` is called on the
-    hot paths (every env step, every update): it redraws at most twice a second on a terminal, every 30 s into a file
-    (a collector's log)."""
+    update count, updates/s since this process started, and the last eval return with its age.
 
-    def __init__(self, args, counters, total_steps, total_updates):
+    The rate and the ETA come from whole epochs (rollout, updates, evaluation, checkpoint) run by this process: an
+    epoch's rollout counts its env steps before the epoch's updates run, so a rate over part of an epoch would promise
+    minutes for hours. The epochs timed start at the first one that made an update (those before, rollouts alone, are
+    faster than the ones to come); until it has ended, the bar shows counts only. ETA: the epochs left at the mean time
+    of those epochs, less the time the current one has run (at most that mean). `show` is called on the hot paths
+    (every env step, every update): it redraws at most twice a second on a terminal, every 30 s into a file."""
+
+    def __init__(self, args, counters, total_steps, total_updates, epochs):
         from tqdm import tqdm
 
         self.role = {"collect": "collector", "learn": "learner"}.get(args.mode, "run")
         self.count = "updates" if self.role == "learner" else "global_step"
         total = {"run": total_steps, "learner": total_updates, "collector": None}[self.role]
-        unit = "updates" if self.role == "learner" else "env steps"
-        count = f"{{n:,}}/{{total:,}} {unit} [{{elapsed}}<{{remaining}}" if total else f"{{n:,}} {unit} [{{elapsed}}"
-        bar = "{l_bar}{bar}| " if total else ""
-        self.format = bar + count + ", {rate_fmt}{postfix}]"
-        # until this process has made an update, a run's env steps come from rollouts alone: no rate, no ETA
-        self.first = bar + f"{{n:,}}/{{total:,}} {unit} [{{elapsed}}{{postfix}}]" if self.role == "run" else None
+        self.unit = "updates" if self.role == "learner" else "env steps"
+        self.head = f"{{l_bar}}{{bar}}| {{n:,}}/{{total:,}} {self.unit} [{{elapsed}}" if total else ""
         self.bar = tqdm(
             total=total,
             initial=counters[self.count],
-            unit=f" {unit}",
+            unit=f" {self.unit}",
             unit_scale=True,  # the rate as 3 significant digits; the counts exact, with thousands separators
-            smoothing=0,
+            smoothing=0,  # a collector's rate: the average since start, unswayed by the bursts of its rollouts
             dynamic_ncols=True,
-            bar_format=self.first or self.format,
+            bar_format=self.head + "{postfix}]"
+            if total
+            else f"{{n:,}} {self.unit} [{{elapsed}}, {{rate_fmt}}{{postfix}}]",
         )
         self.start, self.updates0, self.next_draw = time.time(), counters["updates"], 0.0
+        self.epochs, self.timed_from, self.timed_to = (
+            epochs,
+            (self.start, counters["epoch"], counters[self.count]),
+            None,
+        )
         self.every = 0.5 if sys.stderr.isatty() else 30.0  # seconds between redraws; a log file (collectors) grows less
         self.eval, self.eval_time = None, None
 
     def evaluated(self, value):  # the eval return just measured
         self.eval, self.eval_time = value, time.time()
+
+    def epoch_done(self, counters):
+        """At an epoch's end, its evaluation and checkpoint included: (time, epochs done, count) starts the timed
+        epochs while no update has been made, else ends them."""
+        point = (time.time(), counters["epoch"], counters[self.count])
+        if self.timed_to is None and counters["updates"] == self.updates0:
+            self.timed_from = point
+        else:
+            self.timed_to = point
 
     def show(self, counters, draw=True):
         now = time.time()
@@ -132,8 +147,12 @@ class Progress:
             return
         self.next_draw = now + self.every
         self.bar.n = counters[self.count]
-        if self.first and counters["updates"] > self.updates0:
-            self.bar.bar_format, self.first = self.format, None
+        if self.head and self.timed_to:  # the rate and the ETA of whole epochs
+            (t0, e0, n0), (t1, e1, n1) = self.timed_from, self.timed_to
+            per_epoch = (t1 - t0) / max(e1 - e0, 1)  # an epoch that runs over it: the ones after it at least
+            eta = max(self.epochs - e1 - 1, 0) * per_epoch + max(per_epoch - (now - t1), 0) if e1 < self.epochs else 0
+            rate = f"{self.bar.format_sizeof((n1 - n0) / max(t1 - t0, 1e-9))} {self.unit}/s"
+            self.bar.bar_format = f"{self.head}<{self.bar.format_interval(eta)}, {rate}{{postfix}}]"
         info = {}
         if self.role == "run":
             info["updates"] = f"{counters['updates']:,}"
@@ -147,7 +166,7 @@ class Progress:
         if draw:
             self.bar.refresh()
 
-    def close(self, counters):
+    def close(self, counters):  # the last line: the count reached (a stopped run's unfinished epoch included)
         self.next_draw = 0.0
         self.show(counters, draw=False)  # close() draws the last line once
         self.bar.close()

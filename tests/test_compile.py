@@ -91,11 +91,13 @@ def assert_same_state(a, b, **tol):
             torch.testing.assert_close(q.grad, p.grad, **tol, msg=lambda m, n=name: f"grad of {n}: {m}")
 
 
-def compare_updates(module, kind, traj, updates=2, tol=None, **overrides):
-    """`updates` updates of the eager and the compiled step from the same agent, batches and random seeds: the
-    metrics of each, then the two agents' whole state and gradients."""
+def compare_updates(module, kind, traj, at=(40, 1000), tol=None, **overrides):
+    """Updates of the eager and the compiled step from the same agent, batches and random seeds, at the update counts
+    `at`: one in the learning-rate warm-up (500 updates), one after it on --anneal-lr's decay (the compiled step
+    computes the rate on the device): the metrics of each, then the two agents' whole state and gradients."""
     tol = tol or dict(rtol=1e-7, atol=1e-9)
-    eager, args = float64_agent(module, kind, traj_encoder=traj, **overrides)
+    eager, args = float64_agent(module, kind, traj_encoder=traj, anneal_lr=True, **overrides)
+    assert at[0] < args.warmup_steps < at[-1]
     comp = copy.deepcopy(eager)
     args_c = copy.copy(args)
     args_c.compile = True
@@ -104,9 +106,9 @@ def compare_updates(module, kind, traj, updates=2, tol=None, **overrides):
         step, opt, acc = learner(agent, a)
         agent.train()
         metrics = []
-        for u in range(updates):
+        for u, count in enumerate(at):
             torch.manual_seed(100 + u)
-            m = step(agent, opt, acc, as64(random_batch(agent, seed=u)), a, 40 + u)
+            m = step(agent, opt, acc, as64(random_batch(agent, seed=u)), a, count)
             metrics.append({k: v.detach().clone() for k, v in m.items()})
         runs.append(metrics)
     for m_eager, m_comp in zip(*runs):

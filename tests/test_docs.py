@@ -1,10 +1,14 @@
 """The guides in docs/ stay true to the scripts: every line link holds the code it names (docs/relink.py moves them),
-every scalar a script logs is explained in its guide, and every command a guide shows parses."""
+every scalar a script logs is explained in its guide, and every command a guide shows parses; so does every command
+README.md shows and every flag a recipe uses; --help shows every flag once, in its section; README's file table names
+every file of common/, and common/memory.py's figures are the recorded ones."""
 
 import ast
+import json
 import re
 import shlex
 import shutil
+import statistics
 import subprocess
 
 import pytest
@@ -241,6 +245,138 @@ def test_every_command_in_the_guide_parses(name):
             module.check_args(tyro.cli(module.Args, args=argv))  # the flags parse, and the script accepts them
         except (SystemExit, ValueError) as e:
             pytest.fail(f"docs/{name}: `python {GUIDES[name]} {shlex.join(argv)}` is refused: {e!r}")
+
+
+def readme_commands():
+    """(script, argv) of every command README.md shows: a line of a fenced block or an inline code span that runs a
+    script (python, a launcher), its placeholders (`...`, `[flags]`) and --help left out; and a span that is a flag list
+    alone (the reference's scale), for amago_agent.py."""
+    text = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"^```[\w-]*\n(.*?)^```", text, flags=re.S | re.M)
+    lines = [line for block in blocks for line in block.replace("\\\n", " ").splitlines()]
+    lines += [
+        span.replace("\n", " ")
+        for span in re.findall(r"`([^`]+)`", re.sub(r"^```.*?^```", "", text, flags=re.S | re.M))
+    ]
+    out = []
+    for line in lines:
+        run = re.search(r"(?:python|launch)\b.*?\b(amago_agent|amago_multitask)\.py\b(.*)", line)
+        if run:
+            out.append(
+                (run[1], [a for a in shlex.split(run[2], comments=True) if a not in ("...", "[flags]", "--help")])
+            )
+        elif line.startswith("--") and line.count(" --") >= 2:
+            out.append(("amago_agent", shlex.split(line)))
+    return out
+
+
+def test_every_readme_command_parses(monkeypatch):
+    """Every command README.md shows parses as the script parses it (common/args.py's parse_flags) and passes its
+    checks: a renamed flag or a changed choice fails here."""
+    from common.args import parse_flags
+
+    monkeypatch.setattr("sys.excepthook", None)  # parse_flags installs its own: restored after the test
+    cmds = readme_commands()
+    assert ("amago_agent", ["--env-id", "LunarLander-v2", "--traj-encoder", "transformer"]) in cmds
+    assert any("--d-ff" in argv for _, argv in cmds)  # the reference's scale
+    for script, argv in cmds:
+        module = __import__(script)
+        try:
+            module.check_args(parse_flags(module.Args, argv))
+        except (SystemExit, ValueError) as e:
+            pytest.fail(f"README.md: `python {script}.py {shlex.join(argv)}` is refused: {e!r}")
+
+
+def test_every_flag_a_recipe_uses_exists():
+    """Every --flag in benchmarks/*.sh is a flag of a script (amago_agent.py, amago_multitask.py) or of a tool it runs
+    (an argparse flag of benchmarks/ or common/launch.py); pip's own flags aside. A renamed flag breaks no recipe."""
+    import dataclasses
+
+    import amago_agent
+    import amago_multitask
+
+    known = set()
+    for module in (amago_agent, amago_multitask):
+        for f in dataclasses.fields(module.Args):
+            known |= {"--" + f.name.replace("_", "-"), "--no-" + f.name.replace("_", "-")}
+    for tool in [*(ROOT / "benchmarks").rglob("*.py"), ROOT / "common/launch.py"]:
+        known |= set(re.findall(r'add_argument\(\s*"(--[\w-]+)"', tool.read_text()))
+    unknown = {}
+    for recipe in sorted((ROOT / "benchmarks").glob("*.sh")):
+        lines = [line for line in recipe.read_text().splitlines() if " pip " not in line and "platform" not in line]
+        flags = set(re.findall(r"(?<![\w-])--[a-z][\w-]*", "\n".join(lines)))
+        if flags - known:
+            unknown[recipe.name] = sorted(flags - known)
+    assert not unknown, unknown
+
+
+@pytest.mark.parametrize("script", ["amago_agent", "amago_multitask"])
+def test_help_shows_each_flag_once_in_its_section(script, monkeypatch, capsys):
+    """--help draws a box per section (common/args.py's SECTIONS, in that order) holding that section's flags, each
+    flag once and under its own name, with one default each."""
+    from common.args import SECTIONS, parse_flags, sections
+
+    module = __import__(script)
+    monkeypatch.setattr("sys.excepthook", None)
+    monkeypatch.setenv("COLUMNS", "120")
+    with pytest.raises(SystemExit) as e:
+        parse_flags(module.Args, ["--help"])
+    assert e.value.code == 0
+    boxes = []  # (section title, [its entries: a flag, its type, docstring and default])
+    for line in capsys.readouterr().out.splitlines():
+        line = line.replace("│", " ").rstrip()  # a box's sides (on a stream that cannot show them, tyro draws rules)
+        title = re.fullmatch(r"\s*(?:╭─ )?([\w -]+) options(?: ─+╮)?", line)
+        if title:
+            boxes.append((title[1], []))
+        elif boxes and line.strip() and not set(line.strip()) <= set("─-╰╯"):
+            if re.match(r"\s{1,2}-", line):  # a flag; a docstring's next lines are indented further
+                boxes[-1][1].append(line.strip())
+            else:
+                boxes[-1][1][-1] += " " + line.strip()
+    assert [title for title, _ in boxes] == list(SECTIONS), [title for title, _ in boxes]
+    seen = []
+    for (title, entries), names in zip(boxes, sections(module.Args).values()):
+        flags = [entry.split()[0].rstrip(",") for entry in entries]
+        assert flags == ["--" + name.replace("_", "-") for name in names], title
+        for entry in entries:
+            assert entry.count("(default:") == 1, entry  # one default, the field's
+        seen += flags
+    assert len(seen) == len(set(seen)) == len(vars(module.Args()))
+
+
+def test_readme_names_every_file_of_common():
+    row = next(line for line in (ROOT / "README.md").read_text().splitlines() if line.startswith("| `common/` |"))
+    missing = [
+        p.name for p in sorted((ROOT / "common").glob("*.py")) if p.name != "__init__.py" and f"`{p.name}`" not in row
+    ]
+    assert not missing, f"README's Files table does not name {missing} in its common/ row"
+
+
+def test_the_allocators_figures_are_the_recorded_ones():
+    """common/memory.py's figures are the medians (and the range) that benchmarks/results/speed/keep_freed_memory_*.json
+    recorded: page faults and milliseconds per update, without and with freed memory kept."""
+    doc = " ".join((ROOT / "common/memory.py").read_text().split('"""')[1].split())
+    runs = {
+        p.stem.removeprefix("keep_freed_memory_"): json.loads(p.read_text())
+        for p in (ROOT / "benchmarks/results/speed").glob("keep_freed_memory_*.json")
+    }
+
+    def median(name, when, key="page_faults_per_update"):
+        return statistics.median(runs[name][when][key])
+
+    kept = [n for run in runs.values() for n in run["after"]["page_faults_per_update"]]
+    discrete, box, amago2 = (median(n, "after") for n in ("agent_cartpole", "agent_pendulum_box", "multitask_cartpole"))
+    for claim in (
+        f"AMAGO-2's update faulted ~{round(median('multitask_cartpole', 'before'), -3):,.0f} pages",
+        f"took {median('multitask_cartpole', 'before', 'update_ms'):.0f} ms, "
+        f"{median('multitask_cartpole', 'after', 'update_ms'):.0f} ms with freed memory kept",
+        f"the Box-action update ~{round(median('agent_pendulum_box', 'before'), -3):,.0f} pages, "
+        f"{median('agent_pendulum_box', 'before', 'update_ms'):.0f} ms against "
+        f"{median('agent_pendulum_box', 'after', 'update_ms'):.0f}",
+        f"faulted {min(kept)} to {max(kept)} pages",
+        f"medians {discrete:.0f} for AMAGO's Discrete update, {box:.0f} for its Box one, {amago2:.0f} for AMAGO-2's",
+    ):
+        assert claim in doc, claim
 
 
 def test_the_guide_names_every_keyword_make_exploration_passes():

@@ -28,7 +28,8 @@ def test_evaluate_reports_metrics_per_env_name():
 
 def test_evaluation_also_runs_on_a_clock(tmp_path):
     """--eval-minutes: with epochs too long for --eval-interval to come round, an evaluation still comes once the
-    minutes have passed (here almost at once: every epoch); 0 leaves the epoch count alone (the last epoch only)."""
+    minutes have passed, read after every update and at an epoch's end (here almost at once: each time); 0 leaves the
+    epoch count alone (the last epoch only)."""
     from conftest import run_script
 
     from common.logs import read_scalars
@@ -39,8 +40,10 @@ def test_evaluation_also_runs_on_a_clock(tmp_path):
         d.mkdir()
         run = dict(env_id="CartPole-v1", total_timesteps=128, timesteps_per_epoch=16, batches_per_epoch=2)
         run_script(d, **run, eval_interval=1000, eval_minutes=minutes, num_workers=0, run_name="r")
-        counts[minutes] = len(read_scalars(d / "runs/r")["eval/return"])
-    assert counts == {0.0001: 4, 0.0: 1}  # 4 epochs of 2 actors x 16 steps
+        scalars = read_scalars(d / "runs/r")
+        counts[minutes] = len(scalars["eval/return"]), int(scalars["charts/updates"][-1][2])
+    updates = counts[0.0][1]
+    assert counts == {0.0001: (updates + 4, updates), 0.0: (1, updates)}  # 4 epochs of 2 actors x 16 steps
 
 
 def test_eval_sampled_too_logs_a_sampled_evaluation_beside_the_greedy_one(tmp_path):

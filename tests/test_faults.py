@@ -295,6 +295,13 @@ def test_ctrl_c_and_sigterm_save_a_checkpoint_and_say_how_to_resume(tmp_path, si
     assert max(rates) <= 10 * min(rates)  # the epoch cut short logs the rate of the updates it made, or none
     # the unfinished epoch is done again on --resume, so its env steps are not in the checkpoint's count
     assert counters["global_step"] == counters["epoch"] * 100 == counters["frames"]["FaultsRandomReturn-v0"]
+    # the bar's last line keeps the env steps it reached (never a step back); the line after it says what the
+    # checkpoint keeps and what --resume collects again
+    last = [line for line in stderr.replace("\r", "\n").splitlines() if " env steps [" in line][-1]
+    shown = int(re.search(r"([\d,]+)/[\d,]+ env steps", last)[1].replace(",", ""))
+    redone = shown - counters["global_step"]
+    kept = f"(kept: {counters['global_step']:,} env steps, {counters['updates']:,} updates; collected again: "
+    assert 0 < redone <= 100 and f"{kept}the unfinished epoch's {redone:,} env steps)" in stdout, (last, stdout)
 
 
 def test_discount_zero_is_accepted():

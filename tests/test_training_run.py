@@ -2,6 +2,7 @@
 checkpoint), with a small model: they finish, write what they should, and log what the envs report. Whether the agent
 learns is tests/test_learning.py's question."""
 
+import re
 import sys
 from pathlib import Path
 
@@ -209,27 +210,98 @@ def test_smoke_gymnax_already_vectorized_64_actors(tmp_path):  # (not imported h
         assert f["obs_observation"][0, 0] == 1 and abs(f["obs_observation"][-1, 0]) < 1e-6
 
 
-def test_the_bar_has_no_rate_before_the_first_update_and_draws_its_last_line_once(monkeypatch, capsys):
-    """A run's first epoch is rollouts alone: an ETA from its env steps/s would promise minutes for hours, so the bar
-    shows counts only until this process has made an update; then the rate and the ETA. Into a file (not a terminal),
-    close() leaves one last line, not two."""
+# ---------------------------------------------------- the progress bar ----------------------------------------------------
+FAST = 300  # the clock of a run below: time.time() runs this many times faster than the wall clock
+FAST_CLOCK = (  # a launcher (run_script's): the script on that clock, so a test sees minutes of a run in seconds
+    sys.executable,
+    "-c",
+    f"import runpy, sys, time; t0, clock = time.time(), time.time; time.time = lambda: t0 + {FAST} * (clock() - t0); "
+    "sys.argv.pop(0); runpy.run_path(sys.argv[0], run_name='__main__')",
+)
+
+
+def seconds(text):  # tqdm's "MM:SS" or "H:MM:SS"
+    return sum(int(part) * 60**i for i, part in enumerate(reversed(text.split(":"))))
+
+
+def bar_lines(stderr):
+    """Every line the bar drew into stderr: dicts of env steps, elapsed and ETA (seconds; None: none shown), updates
+    and whether an eval return was shown."""
+    out = []
+    for line in stderr.replace("\r", "\n").splitlines():
+        m = re.search(r"([\d,]+)/[\d,]+ env steps \[([\d:]+)(?:<([\d:]+))?", line)
+        if m:
+            updates = re.search(r"updates=([\d,]+)", line)
+            out.append(
+                dict(
+                    steps=int(m[1].replace(",", "")),
+                    elapsed=seconds(m[2]),
+                    eta=seconds(m[3]) if m[3] else None,
+                    updates=int(updates[1].replace(",", "")) if updates else 0,
+                    eval="eval=" in line,
+                )
+            )
+    return out
+
+
+def test_the_eta_is_never_far_below_the_time_left(tmp_path):
+    """An epoch's rollout counts its env steps before the epoch's updates run, so a rate over part of an epoch promises
+    minutes for hours. On a clock 300x fast, every ETA the bar shows before the last epoch, in a fresh run and after a
+    resume, is at least a third of the time the run then still took."""
+    run = dict(env_id="CartPole-v1", timesteps_per_epoch=20, batches_per_epoch=60, eval_interval=0, num_workers=0)
+    for total, again in ((120, {}), (240, {"resume": True})):  # 3 epochs of 2 actors x 20 steps, then 3 more
+        out = run_script(tmp_path, launcher=FAST_CLOCK, total_timesteps=total, run_name="r", **again, **run)
+        lines = bar_lines(out.stderr)
+        end = lines[-1]["elapsed"]
+        assert lines[-1]["steps"] == total and end > 10 * 60  # epochs of minutes each
+        etas = [
+            (line["elapsed"], line["eta"]) for line in lines if line["eta"] is not None and line["steps"] <= total - 40
+        ]
+        assert etas and all(eta >= (end - t) / 3 for t, eta in etas), (again, end, etas)
+
+
+def test_the_first_eval_comes_within_2_minutes_inside_a_long_epoch(tmp_path):
+    """The first evaluation within 2 minutes, then every --eval-minutes: the clock is read between updates too, so an
+    epoch longer than that still reports early. On a clock 300x fast, in one epoch of many minutes, an eval return is
+    on the bar at 2 to 4 minutes, while the epoch's updates still run."""
+    run = dict(env_id="CartPole-v1", total_timesteps=40, timesteps_per_epoch=20, batches_per_epoch=150, num_workers=0)
+    lines = bar_lines(run_script(tmp_path, launcher=FAST_CLOCK, run_name="r", **run).stderr)
+    assert lines[-1]["elapsed"] > 8 * 60 and lines[-1]["updates"] == 150  # one epoch, far longer than 2 minutes
+    first = next(line for line in lines if line["eval"])
+    assert 110 <= first["elapsed"] <= 240 and first["updates"] < 150, first
+
+
+def test_the_bar_times_whole_epochs_and_draws_its_last_line_once(monkeypatch, capsys):
+    """Counts only until this process has run a whole epoch with updates (a first epoch of rollouts alone is not
+    timed); then the rate and the ETA of whole epochs: 10 epochs of 100 env steps, the first 10 s without updates, the
+    second 100 s; 30 s into the third, 7 epochs of 100 s and 70 s are left. Into a file (not a terminal), close()
+    leaves one last line, not two."""
     from types import SimpleNamespace
 
     from common.logs import Progress
 
-    clock = iter(range(0, 10_000, 40))  # 40 s per call: every show() redraws
-    monkeypatch.setattr("common.logs.time.time", lambda: next(clock))
-    counters = {"global_step": 0, "updates": 0}
-    bar = Progress(SimpleNamespace(mode="both"), counters, total_steps=1000, total_updates=None)
-    counters["global_step"] = 100
-    bar.show(counters)
-    first = capsys.readouterr().err.splitlines()[-1].split("\r")[-1]
-    assert "100/1,000 env steps [" in first and "env steps/s" not in first and "<" not in first, first
-    counters.update(global_step=200, updates=50)
-    bar.show(counters)
-    after = capsys.readouterr().err.splitlines()[-1].split("\r")[-1]
-    assert "200/1,000 env steps [" in after and "env steps/s" in after and "<" in after and "updates=50" in after
-    counters["global_step"] = 300
+    now = [0.0]
+    monkeypatch.setattr("common.logs.time.time", lambda: now[0])
+    counters = {"epoch": 0, "global_step": 0, "updates": 0}
+    bar = Progress(SimpleNamespace(mode="both"), counters, total_steps=1000, total_updates=None, epochs=10)
+
+    def show(t, **c):
+        now[0] = t
+        counters.update(c)
+        bar.show(counters)
+        return capsys.readouterr().err.replace("\r", "\n").splitlines()[-1]
+
+    now[0] = 10.0
+    counters.update(epoch=1, global_step=100)
+    bar.epoch_done(counters)  # the buffer had no file yet: no update
+    line = show(60.0, global_step=200, updates=50)  # the second epoch's rollout, then half its updates
+    assert "200/1,000 env steps [" in line and "env steps/s" not in line and "<" not in line, line
+    now[0] = 110.0
+    counters.update(epoch=2, updates=100)
+    bar.epoch_done(counters)
+    line = show(140.0, global_step=300)
+    assert "300/1,000 env steps [" in line and "<12:50, 1.00 env steps/s" in line and "updates=100" in line, line
+    counters["global_step"] = 350
     bar.close(counters)
     last = [line for line in capsys.readouterr().err.replace("\r", "\n").splitlines() if line.strip()]
-    assert len(last) == 1 and "300/1,000 env steps" in last[0], last
+    assert len(last) == 1 and "350/1,000 env steps" in last[0], last

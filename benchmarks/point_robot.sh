@@ -21,6 +21,6 @@ if [[ ${NOISE:-white} == pink ]]; then noise=(--exploration benchmarks.probes.pi
 for enc in ${ENCS:-transformer ff}; do
   OMP_NUM_THREADS=1 python benchmarks/run.py --minutes "${MINUTES:-60}" --recipe "$recipe" \
     --name "${recipe}${suffix}_${enc}_s$seed" ${OVERWRITE:+--overwrite} -- \
-    --env-id envs:SparsePointRobot-v0 --traj-encoder "$enc" --max-seq-len 180 --seed "$seed" "${noise[@]}" &
+    --env-id envs:SparsePointRobot-v0 --traj-encoder "$enc" --max-seq-len 180 --seed "$seed" "${noise[@]}" ${EXTRA:-} &
 done
 wait

@@ -121,11 +121,8 @@ class Progress:
             else f"{{n:,}} {self.unit} [{{elapsed}}, {{rate_fmt}}{{postfix}}]",
         )
         self.start, self.updates0, self.next_draw = time.time(), counters["updates"], 0.0
-        self.epochs, self.timed_from, self.timed_to = (
-            epochs,
-            (self.start, counters["epoch"], counters[self.count]),
-            None,
-        )
+        self.epochs, self.timed_to = epochs, None
+        self.timed_from = (self.start, counters["epoch"], counters[self.count])  # (time, epochs done, count)
         self.every = 0.5 if sys.stderr.isatty() else 30.0  # seconds between redraws; a log file (collectors) grows less
         self.eval, self.eval_time = None, None
 

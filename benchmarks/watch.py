@@ -190,7 +190,7 @@ def marked_steps(ep):
     if "attempt" in ep:
         a = np.asarray(ep["attempt"])
         return np.flatnonzero(a[1:] != a[:-1]), "earlier attempts' last steps"
-    return np.array([0]), "the first step"
+    return np.array([0]), "the first step (a cue shown at reset)"
 
 
 def cmd_attention(opts):
@@ -260,7 +260,8 @@ def draw_attention(opts, summary, by_step, uniform, maps, marks, ep):
     fig, axes = plt.subplots(n, 2, figsize=(11, 3.6 * n + 0.6), squeeze=False)
     what = summary["marked"]
     for layer, (ax_map, ax_line) in enumerate(axes):
-        im = ax_map.imshow(np.clip(maps[layer], 1e-4, 1), norm=LogNorm(1e-3, 1), cmap="magma", origin="upper")
+        shown = np.where(maps[layer] > 0, np.clip(maps[layer], 1e-3, 1), np.nan)  # blank: keys a query cannot see
+        im = ax_map.imshow(shown, norm=LogNorm(1e-3, 1), cmap="magma", origin="upper", interpolation="nearest")
         for m in marks:
             ax_map.axvline(m, color="tab:cyan", lw=0.8, ls=":")
         ax_map.set(xlabel="key step (attended to)", ylabel="query step (acting)")
@@ -277,7 +278,10 @@ def draw_attention(opts, summary, by_step, uniform, maps, marks, ep):
         ax_line.set_ylim(1e-4, 1.5)
         ax_line.set(xlabel="query step", ylabel=f"weight on {what}")
         ax_line.set_title(
-            f"last step: {s['last_step_on_marked']:.2f} on {what} (uniform {s['last_step_uniform']:.2f})", fontsize=10
+            f"last step: {s['last_step_on_marked']:.2f}, top head {max(s['last_step_on_marked_per_head']):.2f} "
+            f"(uniform {s['last_step_uniform']:.2f}); all steps: {s['all_steps_on_marked']:.2f} "
+            f"({s['all_steps_uniform']:.2f})",
+            fontsize=9,
         )
         ax_line.legend(fontsize=8, loc="lower left")
     fig.suptitle(
@@ -363,7 +367,9 @@ def draw_probe(opts, summary):
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(8, 4.2))
     for name, r in summary["runs"].items():
-        ax.plot(r["accuracy"], lw=2, label=f"{name} ({r['traj_encoder']}; return {r['mean_return']:.2f})")
+        ax.plot(
+            r["accuracy"], lw=2, label=f"{name} ({r['traj_encoder']}; return {r['mean_return']:.2f} in these episodes)"
+        )
     chance = next(iter(summary["runs"].values()))["chance"]
     ax.axhline(chance, color="0.4", ls="--", lw=1.2, label="chance")
     ax.set(xlabel="step of the episode", ylabel="held-out balanced accuracy", ylim=(0, 1.05))

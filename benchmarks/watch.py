@@ -45,7 +45,7 @@ ATTEMPT = re.compile(r"^eval/(.+)/attempt (\d+) (success|return)$")  # KShot's p
 # ----------------------------------------------------- a run -----------------------------------------------------
 def import_script(path):
     """The script's module under its own name (not __main__: its training loop does not run)."""
-    sys.path.insert(0, str(Path(path).resolve().parent))  # its common/ and envs/
+    sys.path[:0] = [str(Path(path).resolve().parent), "."]  # its common/ and envs/; a user's `module:Env` ids
     spec = importlib.util.spec_from_file_location(f"watched_{Path(path).stem}", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -72,7 +72,7 @@ def load_run(name, script=None, num_envs=8, seed=1):
         raise UserError(
             f"--run-name {name!r}: no checkpoint at {ckpt} yet (a run saves one every --checkpoint-interval epochs)"
         )
-    envs = mod.make_vec_env(args.eval_env_id, num_envs, "sync", seed)
+    envs = mod.make_vec_env(args.eval_env_id, num_envs, args.env_mode, seed)
     agent = mod.Agent(args, envs.single_observation_space["obs"], envs.single_action_space)
     load_matching(agent, read_checkpoint(ckpt)["agent"], ckpt)
     return mod, args, envs, agent.eval()
@@ -269,14 +269,16 @@ def draw_attention(opts, summary, by_step, uniform, maps, marks, ep):
         fig.colorbar(im, ax=ax_map, fraction=0.046, pad=0.03)
         mean = np.nanmean(by_step[layer], 0)  # (H, T): each head's mean over episodes
         x = np.arange(mean.shape[1])
-        for h in mean:
-            ax_line.plot(x, h, color="tab:blue", lw=0.6, alpha=0.35)
+        top = int(np.argmax(summary["layers"][layer]["last_step_on_marked_per_head"]))
+        for line in mean:
+            ax_line.plot(x, line, color="tab:blue", lw=0.6, alpha=0.35)
+        ax_line.plot(x, mean[top], color="tab:red", lw=0.9, label=f"head {top + 1}: the last step's top head")
         ax_line.plot(x, mean.mean(0), color="tab:blue", lw=2, label="heads averaged (thin: each head)")
         ax_line.plot(x, uniform, color="0.4", ls="--", lw=1.2, label="if attention were uniform")
         s = summary["layers"][layer]
         ax_line.set_yscale("log")
         ax_line.set_ylim(1e-4, 1.5)
-        ax_line.set(xlabel="query step", ylabel=f"weight on {what}")
+        ax_line.set(xlabel="query step", ylabel="weight on the dotted steps")
         ax_line.set_title(
             f"last step: {s['last_step_on_marked']:.2f}, top head {max(s['last_step_on_marked_per_head']):.2f} "
             f"(uniform {s['last_step_uniform']:.2f}); all steps: {s['all_steps_on_marked']:.2f} "
@@ -285,7 +287,7 @@ def draw_attention(opts, summary, by_step, uniform, maps, marks, ep):
         )
         ax_line.legend(fontsize=8, loc="lower left")
     fig.suptitle(
-        f"{summary['run']} ({summary['env_id']}): what each acting step attends to, {summary['episodes']} greedy "
+        f"{summary['run']} ({summary['env_id']}): what each acting step attends to\n{summary['episodes']} greedy "
         f"episodes (mean return {summary['mean_return']:.2f}); dotted: {what}",
         fontsize=10,
     )
@@ -452,12 +454,12 @@ def draw_attempts(opts, summary, metric):
             ax.plot(range(k), grid[i], "o-", color=color, label=f"{steps[i]:,} env steps")
         ax.set(xlabel="attempt", ylabel=f"eval {metric}", ylim=(0, top * 1.05), xticks=range(k))
         ax.set_title(label, fontsize=10)
-        ax.legend(fontsize=8, loc="upper left")
+        ax.legend(fontsize=8, loc="best")
         ax = axes[1, col]
         for a in range(k):
             ax.plot(steps, grid[:, a], color=plt.get_cmap("plasma")(a / max(k, 2)), label=f"attempt {a}")
         ax.set(xlabel="env steps", ylabel=f"eval {metric}", ylim=(0, top * 1.05))
-        ax.legend(fontsize=8, loc="upper left")
+        ax.legend(fontsize=8, loc="best")
     fig.suptitle(f"eval {metric} per attempt: top, at points of training; bottom, over training", fontsize=10)
     save(fig, opts, "attempts", summary)
 

@@ -368,12 +368,15 @@ def cmd_probe(opts):
 def draw_probe(opts, summary):
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(8, 4.2))
-    for name, r in summary["runs"].items():
+    for i, (name, r) in enumerate(summary["runs"].items()):  # wide to thin, solid to dotted: equal curves stay seen
         ax.plot(
-            r["accuracy"], lw=2, label=f"{name} ({r['traj_encoder']}; return {r['mean_return']:.2f} in these episodes)"
+            r["accuracy"],
+            lw=max(4.5 - 1.5 * i, 2.0),
+            ls=["-", "--", ":"][i % 3],
+            label=f"{name} ({r['traj_encoder']}; return {r['mean_return']:.2f} in these episodes)",
         )
     chance = next(iter(summary["runs"].values()))["chance"]
-    ax.axhline(chance, color="0.4", ls="--", lw=1.2, label="chance")
+    ax.axhline(chance, color="0.6", ls="--", lw=1, label="chance", zorder=0)
     ax.set(xlabel="step of the episode", ylabel="held-out balanced accuracy", ylim=(0, 1.05))
     ax.set_title(
         f"the cue ({summary['label']}) read out of the memory's state by a linear probe, per step\n"
@@ -442,6 +445,8 @@ def draw_attempts(opts, summary, metric):
     plt = pyplot()
     n = len(summary["runs"])
     fig, axes = plt.subplots(2, n, figsize=(5.2 * n, 7.8), squeeze=False)
+    for ax in axes[1, 1:]:  # the runs over one range of env steps
+        ax.sharex(axes[1, 0])
     top = max(1.0, max(np.nanmax(r["by_attempt"]) for r in summary["runs"].values()))
     for col, (label, r) in enumerate(summary["runs"].items()):
         steps, grid = np.array(r["env_steps"]), np.array(r["by_attempt"])

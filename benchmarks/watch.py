@@ -193,6 +193,14 @@ def marked_steps(ep):
     return np.array([0]), "the first step (a cue shown at reset)"
 
 
+def num(x):  # a JSON number (None where no step qualified: e.g. the cue already out of a sliding window)
+    return None if np.isnan(x) else round(float(x), 4)
+
+
+def f2(x):
+    return "–" if x is None else f"{x:.2f}"
+
+
 def cmd_attention(opts):
     mod, args, envs, agent = load_run(opts.run_name[0], opts.script)
     if not any(hasattr(m, "split_heads") for m in agent.traj.modules()):
@@ -241,11 +249,11 @@ def cmd_attention(opts):
         heads_last = np.nanmean(np.stack(last[layer]), 0)  # (H,)
         summary["layers"].append(
             {
-                "last_step_on_marked": float(np.nanmean(np.stack(last[layer]))),
-                "last_step_on_marked_per_head": [round(float(h), 4) for h in heads_last],
-                "last_step_uniform": float(np.nanmean([s[-1] for s in shares])),
-                "all_steps_on_marked": float(np.nanmean(later)),
-                "all_steps_uniform": float(np.nanmean(np.concatenate(shares))),
+                "last_step_on_marked": num(np.nanmean(np.stack(last[layer]))),
+                "last_step_on_marked_per_head": [num(h) for h in heads_last],
+                "last_step_uniform": num(np.nanmean([s[-1] for s in shares])),
+                "all_steps_on_marked": num(np.nanmean(later)),
+                "all_steps_uniform": num(np.nanmean(np.concatenate(shares))),
             }
         )
     draw_attention(opts, summary, by_step, uniform, maps, marked_steps(eps[example])[0], eps[example])
@@ -269,7 +277,8 @@ def draw_attention(opts, summary, by_step, uniform, maps, marks, ep):
         fig.colorbar(im, ax=ax_map, fraction=0.046, pad=0.03)
         mean = np.nanmean(by_step[layer], 0)  # (H, T): each head's mean over episodes
         x = np.arange(mean.shape[1])
-        top = int(np.argmax(summary["layers"][layer]["last_step_on_marked_per_head"]))
+        heads = [-1 if h is None else h for h in summary["layers"][layer]["last_step_on_marked_per_head"]]
+        top = int(np.argmax(heads))
         for line in mean:
             ax_line.plot(x, line, color="tab:blue", lw=0.6, alpha=0.35)
         ax_line.plot(x, mean[top], color="tab:red", lw=0.9, label=f"head {top + 1}: the last step's top head")
@@ -280,9 +289,9 @@ def draw_attention(opts, summary, by_step, uniform, maps, marks, ep):
         ax_line.set_ylim(1e-4, 1.5)
         ax_line.set(xlabel="query step", ylabel="weight on the dotted steps")
         ax_line.set_title(
-            f"last step: {s['last_step_on_marked']:.2f}, top head {max(s['last_step_on_marked_per_head']):.2f} "
-            f"(uniform {s['last_step_uniform']:.2f}); all steps: {s['all_steps_on_marked']:.2f} "
-            f"({s['all_steps_uniform']:.2f})",
+            f"last step: {f2(s['last_step_on_marked'])}, top head {f2(max(heads) if max(heads) >= 0 else None)} "
+            f"(uniform {f2(s['last_step_uniform'])}); all steps: {f2(s['all_steps_on_marked'])} "
+            f"({f2(s['all_steps_uniform'])})",
             fontsize=9,
         )
         ax_line.legend(fontsize=8, loc="lower left")

@@ -29,6 +29,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 # recipes whose plot is not an eval curve: drawn by another script, or none
 OWN_PLOT = {
     "guide_metrics": "benchmarks/probes/metrics_panel.py draws every logged scalar",
+    "watch": "benchmarks/watch.py draws what the memory reads and success per attempt (its commands: benchmarks/README.md)",
     "gpu": "its one curve is 2 minutes of the loop, a speed figure: the section's table says it",
 }
 NOT_RUNS = ("_random", "_memoryless", "_probe", "_ceiling", "_episodes", "_data", "_per_scale", "_per_env", "_scalars")

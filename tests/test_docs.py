@@ -48,7 +48,14 @@ def test_every_script_link_has_the_checked_form(name):
 def copy_project(tmp_path):
     """The script, the modules the guide links into and the guide, committed in a git repository of their own (relink
     keeps what a range holds beside its block as the committed script shows it)."""
-    for rel in ["amago_agent.py", "common/logs.py", "common/scale.py", "docs/amago_agent.md"]:
+    for rel in [
+        "amago_agent.py",
+        "common/logs.py",
+        "common/scale.py",
+        "envs/kshot.py",
+        "benchmarks/watch.py",
+        "docs/amago_agent.md",
+    ]:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / rel, tmp_path / rel)
     git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t"]

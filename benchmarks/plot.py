@@ -47,7 +47,10 @@ LABELS = {
     "offline_cartpole_offline": "offline, no env step",
     "offline_cartpole_finetune": "offline, then online",
     "offline_cartpole_expert": "online from scratch",
+    "point_robot_transformer": "white Box noise (the defaults)",
+    "point_robot_pink_transformer": "pink Box noise",
 }
+SCRIPTED = {"sweep": "memory-free sweep", "search_then_return": "search, then return"}  # *_baselines.json labels
 COLORS = ["tab:blue", "tab:orange", "tab:green", "tab:purple", "tab:brown", "tab:pink"]
 
 
@@ -133,6 +136,14 @@ def recorded_baselines(env_id, key="eval/return"):
             continue
         label = "best memory-free" if r.get("policy") == "best_memoryless" else "random"
         lines.setdefault((label, round(value, 3)), (value, label, "black" if label == "random" else "0.45"))
+    for f in sorted(RESULTS.glob("*/*_baselines.json")):  # scripted policies: {"env_id", policy: {metric: value}}
+        r = json.loads(f.read_text())
+        for policy, metrics in r.items() if r.get("env_id") == env_id else ():
+            value = metrics.get(key.split("/")[-1]) if isinstance(metrics, dict) else None
+            if value is not None:
+                label = SCRIPTED.get(policy, policy.replace("_", " "))
+                gray = {"random": "black", "sweep": "0.45"}.get(policy, "0.7")
+                lines.setdefault((label, round(value, 3)), (value, label, gray))
     return list(lines.values())
 
 

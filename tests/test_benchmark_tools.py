@@ -191,6 +191,20 @@ def test_plot_draws_a_continued_run_once_as_its_continuation_and_the_seeds_of_a_
     assert curves == {"transformer": (["r_a_s1_resumed", "r_a_s2"], False), "memory-free (ff)": (["r_ff_s1"], True)}
 
 
+def test_plot_draws_scripted_baselines_at_their_env_id_and_metric(tmp_path, monkeypatch):
+    """A `*_baselines.json` (scripted policies' metrics) gives one dashed line per policy at its env id, for the
+    panel's metric (the rollout return, or one attempt's), named as README's row names them; other env ids get none."""
+    import plot
+
+    (tmp_path / "r").mkdir()
+    policies = {"random": {"return": 0.4}, "sweep": {"return": 93.7, "attempt 1 return": 31.2}}
+    (tmp_path / "r" / "r_baselines.json").write_text(json.dumps({"env_id": "E-v0", "episodes": 10, **policies}))
+    monkeypatch.setattr(plot, "RESULTS", tmp_path)
+    assert sorted(plot.recorded_baselines("E-v0")) == [(0.4, "random", "black"), (93.7, "memory-free sweep", "0.45")]
+    assert plot.recorded_baselines("E-v0", "eval/E-v0/attempt 1 return") == [(31.2, "memory-free sweep", "0.45")]
+    assert plot.recorded_baselines("Other-v0") == []
+
+
 def test_plot_aggregates_the_seeds_still_running_and_a_stopped_seed_ends_its_line():
     """Two seeds on the union of their eval minutes: the mean and band of the seeds running at each minute, so a seed
     that stopped at its target leaves the band (not held at its last eval) and its end is a dot; one that ended below

@@ -27,7 +27,10 @@ RESULTS = ROOT / "benchmarks" / "results"
 def attempts(path, k=3):
     """(k,) rewards per attempt of one rollout file: attempts split where the soft-reset flag (obs[2]) is 1."""
     f = np.load(path)
-    flags, rewards = f["obs_observation"][1:, 2], f["rewards"]  # obs t+1 follows reward t: flag 1 after an attempt's last step
+    flags, rewards = (
+        f["obs_observation"][1:, 2],
+        f["rewards"],
+    )  # obs t+1 follows reward t: flag 1 after an attempt's last step
     ends = np.flatnonzero(flags == 1.0)
     bounds = np.concatenate([[0], ends + 1])[: k + 1]
     return np.array([rewards[a:b].sum() for a, b in zip(bounds[:-1], bounds[1:])])

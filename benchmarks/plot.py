@@ -47,6 +47,8 @@ LABELS = {
     "offline_cartpole_offline": "offline, no env step",
     "offline_cartpole_finetune": "offline, then online",
     "offline_cartpole_expert": "online from scratch",
+    "mazerunner_relabel_none": "no relabeling",
+    "mazerunner_relabel_some": "--relabel envs.mazerunner:relabel_some",
     "point_robot_transformer": "white Box noise (the defaults)",
     "point_robot_pink_transformer": "pink Box noise",
 }

@@ -4,7 +4,7 @@
 
 The scripts' Box exploration adds white Gaussian noise of std eps to each action: steps that are independent in time,
 so a point moved by them wanders ~sqrt(t) away, and a goal 1.0 away is rarely reached (envs:SparsePointRobot-v0: 2-3%
-of attempts at AMAGO's per-episode eps ~ U[0, 1), none at eps 0.3; benchmarks/probes/point_robot_exploration.py).
+of attempts at AMAGO's per-episode eps ~ U[0, 1), 0-0.1% at eps 0.3; benchmarks/probes/point_robot_exploration.py).
 Pink noise (Eberhard et al., ICLR 2023, "Pink Noise Is All You Need") has the same per-step std but power falling as
 1/frequency, so consecutive steps agree and a random walk travels further, while each step stays as random. This
 hook keeps everything else of EpsilonGreedy (the schedule, the per-episode scale, revisits, the floor) and replaces

@@ -159,9 +159,10 @@ def main():
 
     signal.signal(signal.SIGTERM, stop)
     deadline, rc = start + a.minutes * 60, None
+    poll = 3.0 if a.stop_at_target else 30.0  # seconds between looks at the run's evals
     while rc is None:
         try:
-            rc = proc.wait(timeout=min(30.0, max(0.1, deadline - time.time())))
+            rc = proc.wait(timeout=min(poll, max(0.1, deadline - time.time())))
         except subprocess.TimeoutExpired:
             hit = a.stop_at_target and target_reached(out / "runs" / run_name, a.target, since=start)
             if hit or time.time() >= deadline:

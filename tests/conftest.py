@@ -9,6 +9,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
+
+torch.set_num_threads(1)  # `pytest -n auto` runs one test per core: one thread each, as run_script gives its runs
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))

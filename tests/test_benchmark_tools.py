@@ -126,7 +126,9 @@ def test_run_py_resume_from_continues_a_recorded_run_and_its_curve():
     recipe = f"test_resume_{os.getpid()}"
     first, second, third = f"{recipe}_a", f"{recipe}_b", f"{recipe}_c"
     results, out = ROOT / "benchmarks/results" / recipe, ROOT / "benchmarks/out"
-    run = [sys.executable, "benchmarks/run.py", "--minutes", "0.35", "--recipe", recipe]
+    # each run ends at its first eval (any return meets a target of -1e9), however busy the machine
+    run = [sys.executable, "benchmarks/run.py", "--minutes", "3", "--target=-1e9", "--stop-at-target"]
+    run += ["--recipe", recipe]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     flags = ["--env-id", "CartPole-v0", "--timesteps-per-epoch", "25", "--eval-interval", "1", "--eval-episodes", "8"]
     try:

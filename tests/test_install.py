@@ -87,5 +87,5 @@ def test_ci_installs_what_the_readme_says_and_runs_its_test_command():
     assert "torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu" in ci
     assert ci.index("torch==2.13.0") < ci.index("-r requirements.txt")  # torch first: nothing pulls a CUDA build
     last = [line.strip() for line in commands if line.strip()][-3:]  # the README's test commands end the script
-    assert sorted(last) == ["python -m pytest -q", "ruff check .", "ruff format --check ."], last
+    assert sorted(last) == ["python -m pytest -q -n auto", "ruff check .", "ruff format --check ."], last
     assert all(command in readme_section("Tests") for command in last)

@@ -32,7 +32,18 @@ OWN_PLOT = {
     "watch": "benchmarks/watch.py draws what the memory reads and success per attempt (its commands: benchmarks/README.md)",
     "gpu": "its one curve is 2 minutes of the loop, a speed figure: the section's table says it",
 }
-NOT_RUNS = ("_random", "_memoryless", "_probe", "_ceiling", "_episodes", "_data", "_per_scale", "_per_env", "_scalars")
+NOT_RUNS = (
+    "_random",
+    "_memoryless",
+    "_probe",
+    "_ceiling",
+    "_episodes",
+    "_data",
+    "_per_scale",
+    "_per_env",
+    "_scalars",
+    "_attempts",
+)
 # legend names where a configuration's run name says it poorly (default: what sets it apart in its panel)
 LABELS = {
     "lunarlander_alone_transformer": "AMD EPYC",
@@ -40,6 +51,8 @@ LABELS = {
     "memory_revisit_popgym_countrecall": "side by side, continued",
     "memory_revisit_popgym_countrecall_alone": "alone",
     "memory_revisit_popgym_countrecall_ratio48_alone": "alone, --replay-ratio 48",
+    "halfcheetah_vel_transformer": "transformer",
+    "halfcheetah_vel_ff": "memory-free (ff)",
     "frozenlake_transformer": "transformer, recipe",
     "frozenlake_ff": "memory-free (ff), recipe",
     "frozenlake_defaults_transformer": "transformer, defaults",
@@ -52,7 +65,11 @@ LABELS = {
     "point_robot_transformer": "white Box noise (the defaults)",
     "point_robot_pink_transformer": "pink Box noise",
 }
-SCRIPTED = {"sweep": "memory-free sweep", "search_then_return": "search, then return"}  # *_baselines.json labels
+SCRIPTED = {
+    "sweep": "memory-free sweep",
+    "search_then_return": "search, then return",
+    "velocity_blind": "velocity-blind best",
+}  # *_baselines.json labels
 COLORS = ["tab:blue", "tab:orange", "tab:green", "tab:purple", "tab:brown", "tab:pink"]
 
 
@@ -174,13 +191,20 @@ def recipe_panels(recipe):
             columns = next(csv.reader(extra.open()))[3:]
             for col in columns:
                 title = col.replace("success_", "reward scale ").removesuffix("/success")
-                panel = panels.setdefault(col, Panel(title, "greedy success"))
-                if kind == "_per_env":  # an env id per column: its recorded random policy's metric
+                metric = col.partition("/")[2] if kind == "_per_env" else ""
+                panel = panels.setdefault(col, Panel(title, f"greedy {metric or 'success'}"))
+                if kind == "_per_env":  # an env id per column: its recorded baselines at that metric
                     panel.lines = recorded_baselines(f"envs:{col.split('/')[0]}-v0", f"eval/{col}")
                 seeds = [(name, read_curve(extra, col), None)]
                 amago = name.startswith(recipe + "_amago_")
                 label = "AMAGO" if amago else ("AMAGO-2" if "_amago2_" in name else config_of(name))
-                panel.curves.append(Curve(label, seeds, baseline=amago))
+                baseline = amago or result(path).get("traj_encoder") == "ff"  # AMAGO beside AMAGO-2; memory-free
+                label = LABELS.get(label, label)
+                curve = next((c for c in panel.curves if c.label == label), None)  # the seeds of one configuration
+                if curve is None:
+                    panel.curves.append(Curve(label, seeds, baseline=baseline))
+                else:
+                    curve.seeds += seeds
         return list(panels.values())
     panels = {}
     for name, path in found.items():

@@ -190,11 +190,12 @@ def recipe_panels(recipe):
             extra = path.with_name(f"{name}{kind}.csv")
             columns = next(csv.reader(extra.open()))[3:]
             for col in columns:
-                title = col.replace("success_", "reward scale ").removesuffix("/success")
-                metric = col.partition("/")[2] if kind == "_per_env" else ""
-                panel = panels.setdefault(col, Panel(title, f"greedy {metric or 'success'}"))
+                env, _, metric = col.partition("/") if kind == "_per_env" else (col, "", "success")
+                title = env.replace("success_", "reward scale ").removesuffix("-v0")
+                panel = panels.setdefault(col, Panel(title, f"greedy {metric}"))
                 if kind == "_per_env":  # an env id per column: its recorded baselines at that metric
-                    panel.lines = recorded_baselines(f"envs:{col.split('/')[0]}-v0", f"eval/{col}")
+                    env_id = f"envs:{env}" + ("" if re.search(r"-v\d+$", env) else "-v0")
+                    panel.lines = recorded_baselines(env_id, f"eval/{col}")
                 seeds = [(name, read_curve(extra, col), None)]
                 amago = name.startswith(recipe + "_amago_")
                 label = "AMAGO" if amago else ("AMAGO-2" if "_amago2_" in name else config_of(name))
@@ -261,9 +262,13 @@ def seeds(pattern, column="eval_return"):
     return [seed_entry(p, column) for p in paths]
 
 
+VEL_ERROR = "HalfCheetahVel-v0/target velocity error (final 50 steps)"  # HalfCheetah-Vel's metric (--per-env)
+
+
 def front_panels():
     """README's results table, row by row (the same order and names)."""
     mr = "memory_revisit/memory_revisit_"
+    hcv = "halfcheetah_vel/halfcheetah_vel_{}_s1_resumed_per_env"
     popgym = Panel("POPGym at the defaults", "greedy eval return")
     for game, pattern in [("Autoencode", "autoencode_s?"), ("RepeatFirst", "repeatfirst_s?"),
                           ("CountRecall", "countrecall_s?*")]:  # fmt: skip
@@ -333,6 +338,20 @@ def front_panels():
                 Curve("transformer", seeds("keydoor/keydoor_transformer")),
                 Curve("memory-free (ff)", seeds("keydoor/keydoor_ff"), baseline=True),
             ],
+        ),
+        Panel(
+            "Sparse point robot",
+            "greedy eval return, 3 attempts",
+            [Curve("transformer", seeds("point_robot/point_robot_transformer_s1_resumed_resumed"))],
+        ),
+        Panel(
+            "HalfCheetah-Vel",
+            f"greedy {VEL_ERROR.partition('/')[2]}",
+            [
+                Curve("transformer", seeds(hcv.format("transformer"), VEL_ERROR)),
+                Curve("memory-free (ff)", seeds(hcv.format("ff"), VEL_ERROR), baseline=True),
+            ],
+            recorded_baselines("envs:HalfCheetahVel-v0", f"eval/{VEL_ERROR}"),
         ),
         Panel(
             "MultiScaleBandit, scale ×1",

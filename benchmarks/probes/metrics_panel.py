@@ -70,18 +70,22 @@ def main():
     p.add_argument("--recipe", required=True)
     p.add_argument("--name", required=True)
     p.add_argument("--title", default=None, help="the figure's title (default: the run name and its script)")
+    p.add_argument("--run-dir", default=None, help="the tensorboard folder (default: benchmarks/out/NAME/runs/NAME)")
+    p.add_argument("--tags", default="", help="only the tags that start with this (e.g. eval/); with it, no figure")
     a = p.parse_args()
-    run_dir = ROOT / "benchmarks" / "out" / a.name / "runs" / a.name
+    run_dir = Path(a.run_dir).resolve() if a.run_dir else ROOT / "benchmarks" / "out" / a.name / "runs" / a.name
     if not run_dir.is_dir():
-        sys.exit(f"no tensorboard folder at {run_dir.relative_to(ROOT)}: run the recipe first")
-    scalars = {tag: points for tag, points in read_scalars(run_dir).items() if points}
+        sys.exit(f"no tensorboard folder at {run_dir}: run the recipe first")
+    scalars = {tag: pts for tag, pts in read_scalars(run_dir).items() if pts and tag.startswith(a.tags)}
     if not scalars:
-        sys.exit(f"no scalars logged in {run_dir.relative_to(ROOT)}")
+        sys.exit(f"no scalars{' ' + a.tags + '*' if a.tags else ''} logged in {run_dir}")
     results = ROOT / "benchmarks" / "results"
     (results / a.recipe).mkdir(parents=True, exist_ok=True)
     csv_path = results / a.recipe / f"{a.name}_scalars.csv"
-    png_path = results / f"{a.recipe}.png"
     write_csv(scalars, csv_path)
+    if a.tags:  # a part of the run's scalars: the CSV alone (the recipe's figure is plot.py's)
+        sys.exit(print(f"wrote {csv_path.relative_to(ROOT)} ({len(scalars)} tags)"))
+    png_path = results / f"{a.recipe}.png"
     draw(scalars, png_path, a.title or f"{a.name}: every logged scalar vs env steps")
     print(f"wrote {csv_path.relative_to(ROOT)} and {png_path.relative_to(ROOT)} ({len(scalars)} tags)")
 

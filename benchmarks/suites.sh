@@ -9,6 +9,9 @@
 #         metaworld_reach50_nopuck_cpu  Meta-World ML1 reach (a hidden goal, 3 attempts of 50 steps, the whole
 #                               150-step rollout in context), the hand and gripper only in the observation (the puck
 #                               would name each train goal), 2 critics and one discount, 2 seeds x 110 min side by side
+#         metaworld_reach50_sparse_cpu  the same reach with a sparse reward (1 per step within the 5-cm success
+#                               radius): the sparse point robot's recipe (the defaults, the whole rollout in context),
+#                               1 seed, 100,000 env steps (at most 150 min)
 #         xland_cpu             XLand-MiniGrid trivial 9x9 (a hidden goal object, 4 attempts), 32 jax actors,
 #                               2 seeds x 30 min
 #         budget                what the CPU cannot do: one core's update and acting speed at the GPU commands'
@@ -61,6 +64,14 @@ metaworld_reach50_nopuck_cpu)  # 2 seeds side by side, each a learner + 1 collec
       --env-id envs:MetaWorld-ML1-reach-Steps50-NoPuck-v0 --traj-encoder transformer --max-seq-len 150 --gamma 0.99 \
       --critic-hidden 64 --num-critics 2 --multigammas --total-timesteps 100000000 --eps-anneal-steps 3750 \
       --eval-interval 5 --eval-episodes 32 --eval-sampled-too --batches-per-epoch 200 --seed $seed &
+  done
+  wait ;;
+metaworld_reach50_sparse_cpu)  # the first attempt must search; the defaults with the 150-step rollout in context
+  baseline suites_metaworld_reach50_sparse_cpu envs:MetaWorld-ML1-reach-Steps50-NoPuck-Sparse-v0 --episodes 256
+  for seed in ${SEEDS:-1}; do
+    cpu suites_metaworld_reach50_sparse_cpu suites_metaworld_reach50_sparse_cpu_s$seed 150 -- \
+      --env-id envs:MetaWorld-ML1-reach-Steps50-NoPuck-Sparse-v0 --traj-encoder transformer --max-seq-len 150 \
+      --total-timesteps 100000 --seed $seed &
   done
   wait ;;
 xland_cpu)  # a learner + 1 collector (one core each), 2 seeds one after the other; sampled evals beside greedy
@@ -131,6 +142,6 @@ dmc)  # cheetah run, 1,000-step episodes
     --env-id envs:DMC-cheetah-run-v0 --traj-encoder transformer --max-seq-len 64 --num-envs 16 \
     --total-timesteps 3000000 --eps-anneal-steps 18750 --eval-interval 10 --eval-episodes 16 \
     --batches-per-epoch 200 --eps-revisit-power 0 ;;
-*) echo "SUITE must be one of: atari_qbert_cpu babyai_easy dmc_cheetah_cpu metaworld_reach50_nopuck_cpu xland_cpu budget smoke (CPU), budget_gpu metaworld babyai atari \
+*) echo "SUITE must be one of: atari_qbert_cpu babyai_easy dmc_cheetah_cpu metaworld_reach50_nopuck_cpu metaworld_reach50_sparse_cpu xland_cpu budget smoke (CPU), budget_gpu metaworld babyai atari \
 procgen xland dmc (GPU), got '${SUITE:-}'" >&2; exit 2 ;;
 esac

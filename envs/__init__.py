@@ -109,6 +109,12 @@ for _split in ("train", "test"):
         "envs.metaworld_env:MetaWorld",
         {"name": "reach-v3", "split": _split, "max_steps": 30, "hide_objects": True, "success_bonus": 10.0},
     )
+# ... and with a sparse reward: 1 per step within the 5-cm success radius, 0 elsewhere (envs/metaworld_env.py, `sparse`)
+for _split in ("train", "test"):
+    _ENVS["MetaWorld-ML1-reach-Steps50-NoPuck-Sparse" + ("-Test" if _split == "test" else "") + "-v0"] = (
+        "envs.metaworld_env:MetaWorld",
+        {"name": "reach-v3", "split": _split, "max_steps": 50, "hide_objects": True, "sparse": True},
+    )
 
 # POPGym: one id per popgym game, PopGym-<Game>-v0 (e.g. PopGym-RepeatPreviousEasy-v0), listed from popgym's own
 # table, so only where popgym is installed (importing it takes ~10 ms)

@@ -20,6 +20,10 @@ showcase (the reference: amago/envs/builtin/metaworld_ml.py).
   inside that sphere and still 9.8-9.9 at 6 cm, 8.4-9.3 at 8 cm (its tolerance falls off over the start-to-goal
   distance, 21-33 cm over ML1's 50 train goals), so it pays almost nothing for success itself; the bonus makes a step
   that succeeds worth twice one that comes close.
+- `sparse=True` (`MetaWorld-ML1-reach-Steps50-NoPuck-Sparse-v0`) replaces the shaped reward by 1 per step within
+  that success radius and 0 elsewhere, as the sparse point robot (envs/point_robot.py): the first attempt must search
+  the goals' region, which a 50-step attempt cannot sweep whole, and only a memory of where the earlier attempts
+  searched, and found, lets a later attempt succeed more often than the first.
 - logging: the env's name is the task family's (`MetaWorld-reach-v3`), so eval metrics are split per family; at the
   rollout's end `f"{LOG_PREFIX} attempt {i} success"` (the attempt reached the goal at any step) and `... return`.
 - the benchmark's goal sets are built once per process with a fixed seed (ML10: ~8 s, ML45: ~30 s), so the train and
@@ -63,6 +67,7 @@ class MetaWorldTasks(gym.Env):
         max_steps: int = 500,
         hide_objects: bool = False,
         success_bonus: float = 0.0,
+        sparse: bool = False,
     ):
         if split not in ("train", "test"):
             raise ValueError(f"split must be 'train' or 'test', got {split!r}")
@@ -71,7 +76,7 @@ class MetaWorldTasks(gym.Env):
         tasks = bench.train_tasks if split == "train" else bench.test_tasks
         self.tasks = {fam: [t for t in tasks if t.env_name == fam] for fam in self.classes}
         self.families, self.envs, self.max_steps = sorted(self.classes), {}, max_steps
-        self.success_bonus = float(success_bonus)
+        self.success_bonus, self.sparse = float(success_bonus), bool(sparse)
         # the observed slots: all but the goal's 3 (zeroed by the ML setting); hide_objects: the hand and gripper only
         self.keep = np.r_[0:4, 18:22] if hide_objects else slice(0, 36)  # a slice: no extra copy per step
         self.family = self.families[0]
@@ -106,7 +111,9 @@ class MetaWorldTasks(gym.Env):
 
     def step(self, action):
         obs, reward, terminated, truncated, info = self.env.step(np.asarray(action, np.float32))
-        reward += self.success_bonus * float(info["success"])  # this step's success (within 5 cm)
+        if self.sparse:
+            reward = 0.0
+        reward += (self.success_bonus + self.sparse) * float(info["success"])  # this step's success (within 5 cm)
         self.success = max(self.success, float(info["success"]))
         info = {"success": self.success}  # KShot logs it at the attempt's end: success at any step of the attempt
         return obs[self.keep].astype(np.float32), float(reward), bool(terminated), bool(truncated), info
@@ -115,8 +122,10 @@ class MetaWorldTasks(gym.Env):
 class MetaWorld(KShot):
     """k attempts per task: KShot around MetaWorldTasks, named after the current task family."""
 
-    def __init__(self, name="reach-v3", split="train", k=3, max_steps=500, hide_objects=False, success_bonus=0.0):
-        super().__init__(MetaWorldTasks(name, split, max_steps, hide_objects, success_bonus), k)
+    def __init__(
+        self, name="reach-v3", split="train", k=3, max_steps=500, hide_objects=False, success_bonus=0.0, sparse=False
+    ):
+        super().__init__(MetaWorldTasks(name, split, max_steps, hide_objects, success_bonus, sparse), k)
 
     @property
     def env_name(self):

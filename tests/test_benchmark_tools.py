@@ -527,3 +527,32 @@ def test_metaworld_ceiling_searches_move_by_the_rewards_alone():
             if policy is not straight and i < 5:
                 assert attempt(env, policy, hide_goal=True) == (first, ret)
     assert reached["aim"] > reached["closed"] > reached[straight] > reached[steer] > reached[search] > 0, reached
+
+
+@pytest.mark.skipif(find_spec("metaworld") is None, reason="metaworld is not installed (requirements-suites.txt)")
+def test_sparse_reach_baselines_search_then_return_goes_back_to_its_find():
+    """metaworld_sparse_baselines: `sweep` plays its one search path in every attempt alike; `search_then_return`
+    drives straight back to where a search found the reward, so once found every later attempt succeeds, and returns
+    more on the whole (it gets there sooner than a search that finds the goal late); a goal its first search misses it
+    looks for along another path."""
+    from metaworld_sparse_baselines import SEARCHES, attempt, rollout
+
+    from envs.metaworld_env import MetaWorldTasks
+
+    env = MetaWorldTasks("reach-v3", "train", 50, hide_objects=True, sparse=True)
+    found = missed = 0
+    first_returns, later_returns = [], []
+    for task in env.tasks["reach-v3"][:12]:
+        env.env.set_task(task)
+        first = attempt(env, SEARCHES[0])
+        sweep, back = rollout(env, "sweep"), rollout(env, "search_then_return")
+        assert sweep == [first[:2]] * 3 and back[0] == first[:2]
+        if first[0]:
+            found += 1
+            assert [s for s, _ in back[1:]] == [1.0, 1.0], back
+            first_returns.append(first[1])
+            later_returns.append(back[2][1])
+        else:
+            missed += 1
+            assert back[1] == attempt(env, SEARCHES[1])[:2]
+    assert found and missed and np.mean(later_returns) > np.mean(first_returns)

@@ -165,6 +165,30 @@ def test_metaworld_success_bonus_adds_to_the_steps_within_the_success_radius():
 
 
 @needs("metaworld")
+def test_metaworld_sparse_reach_pays_one_per_step_within_the_success_radius_and_nothing_elsewhere():
+    from envs.metaworld_env import MetaWorldTasks
+
+    kw = gym.registry["MetaWorld-ML1-reach-Steps50-NoPuck-Sparse-v0"].kwargs
+    assert kw == {**gym.registry["MetaWorld-ML1-reach-Steps50-NoPuck-v0"].kwargs, "sparse": True}
+    env, hits, rewards = MetaWorldTasks(**kw), [], []
+    for task in env.tasks["reach-v3"][:3]:
+        env.env.set_task(task)
+        env.reset()
+        inside = 0
+        for _ in range(50):  # driven at the point between the fingers, held there a few steps, then away again
+            toward = np.clip((env.goal - env.env.tcp_center) * 100, -1, 1)
+            _, r, _, _, info = env.step(np.append(toward if inside < 4 else -toward, 0))
+            hit = float(np.linalg.norm(env.env.tcp_center - env.goal) <= 0.05)
+            inside += hit
+            hits.append(hit)
+            rewards.append(r)
+        assert info["success"] == 1.0  # the attempt's success stays once reached
+    assert 0 < sum(hits) < len(hits) and rewards == hits  # 1 within the radius, 0 elsewhere, also after leaving it
+    test_kw = gym.registry["MetaWorld-ML1-reach-Steps50-NoPuck-Sparse-Test-v0"].kwargs
+    assert test_kw == {**kw, "split": "test"}
+
+
+@needs("metaworld")
 def test_metaworld_reach_first_observation_names_the_goal_unless_the_puck_is_hidden():
     from envs.metaworld_env import MetaWorldTasks
 

@@ -12,6 +12,8 @@
 #         metaworld_reach50_sparse_cpu  the same reach with a sparse reward (1 per step within the 5-cm success
 #                               radius): the sparse point robot's recipe (the defaults, the whole rollout in context),
 #                               1 seed, 100,000 env steps (at most 150 min)
+#         metaworld_reach50_sparse10cm_cpu  the same with the reward 1 - d / 10 cm within 10 cm of the goal, which
+#                               exploration by noise finds (the 5-cm one: never); 1 seed, 100,000 env steps (<= 130 min)
 #         xland_cpu             XLand-MiniGrid trivial 9x9 (a hidden goal object, 4 attempts), 32 jax actors,
 #                               2 seeds x 30 min
 #         budget                what the CPU cannot do: one core's update and acting speed at the GPU commands'
@@ -71,6 +73,14 @@ metaworld_reach50_sparse_cpu)  # the first attempt must search; the defaults wit
   for seed in ${SEEDS:-1}; do
     cpu suites_metaworld_reach50_sparse_cpu suites_metaworld_reach50_sparse_cpu_s$seed 150 -- \
       --env-id envs:MetaWorld-ML1-reach-Steps50-NoPuck-Sparse-v0 --traj-encoder transformer --max-seq-len 150 \
+      --total-timesteps 100000 --seed $seed &
+  done
+  wait ;;
+metaworld_reach50_sparse10cm_cpu)  # as metaworld_reach50_sparse_cpu, the reward graded within 10 cm of the goal
+  baseline suites_metaworld_reach50_sparse10cm_cpu envs:MetaWorld-ML1-reach-Steps50-NoPuck-Sparse10cm-v0 --episodes 256
+  for seed in ${SEEDS:-1}; do
+    cpu suites_metaworld_reach50_sparse10cm_cpu suites_metaworld_reach50_sparse10cm_cpu_s$seed 130 -- \
+      --env-id envs:MetaWorld-ML1-reach-Steps50-NoPuck-Sparse10cm-v0 --traj-encoder transformer --max-seq-len 150 \
       --total-timesteps 100000 --seed $seed &
   done
   wait ;;
@@ -142,6 +152,6 @@ dmc)  # cheetah run, 1,000-step episodes
     --env-id envs:DMC-cheetah-run-v0 --traj-encoder transformer --max-seq-len 64 --num-envs 16 \
     --total-timesteps 3000000 --eps-anneal-steps 18750 --eval-interval 10 --eval-episodes 16 \
     --batches-per-epoch 200 --eps-revisit-power 0 ;;
-*) echo "SUITE must be one of: atari_qbert_cpu babyai_easy dmc_cheetah_cpu metaworld_reach50_nopuck_cpu metaworld_reach50_sparse_cpu xland_cpu budget smoke (CPU), budget_gpu metaworld babyai atari \
+*) echo "SUITE must be one of: atari_qbert_cpu babyai_easy dmc_cheetah_cpu metaworld_reach50_nopuck_cpu metaworld_reach50_sparse_cpu metaworld_reach50_sparse10cm_cpu xland_cpu budget smoke (CPU), budget_gpu metaworld babyai atari \
 procgen xland dmc (GPU), got '${SUITE:-}'" >&2; exit 2 ;;
 esac

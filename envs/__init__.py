@@ -115,6 +115,11 @@ for _split in ("train", "test"):
         "envs.metaworld_env:MetaWorld",
         {"name": "reach-v3", "split": _split, "max_steps": 50, "hide_objects": True, "sparse": True},
     )
+    # ... and 1 - d / 10 cm within 10 cm of the goal, which exploration by noise finds (`reward_radius`)
+    _ENVS["MetaWorld-ML1-reach-Steps50-NoPuck-Sparse10cm" + ("-Test" if _split == "test" else "") + "-v0"] = (
+        "envs.metaworld_env:MetaWorld",
+        {"name": "reach-v3", "split": _split, "max_steps": 50, "hide_objects": True, "reward_radius": 0.1},
+    )
 
 # POPGym: one id per popgym game, PopGym-<Game>-v0 (e.g. PopGym-RepeatPreviousEasy-v0), listed from popgym's own
 # table, so only where popgym is installed (importing it takes ~10 ms)

@@ -24,6 +24,11 @@ showcase (the reference: amago/envs/builtin/metaworld_ml.py).
   that success radius and 0 elsewhere, as the sparse point robot (envs/point_robot.py): the first attempt must search
   the goals' region, which a 50-step attempt cannot sweep whole, and only a memory of where the earlier attempts
   searched, and found, lets a later attempt succeed more often than the first.
+- `reward_radius=R` (`…-Sparse10cm-v0`: 0.1) replaces the shaped reward by 1 - d / R within R of the goal and 0
+  elsewhere (d: the distance Meta-World measures success by, < 5 cm), graded inside as the point robot's. The hand
+  must drive ~38 of its 50 steps at the goals' box to reach it at all: noise around a fixed action (an untrained
+  actor's) finds the 10-cm region in 2.5% of attempts, the 5-cm one in none of 600
+  (benchmarks/probes/metaworld_sparse_baselines.py, `drift`), and inside it the reward leads to the goal.
 - logging: the env's name is the task family's (`MetaWorld-reach-v3`), so eval metrics are split per family; at the
   rollout's end `f"{LOG_PREFIX} attempt {i} success"` (the attempt reached the goal at any step) and `... return`.
 - the benchmark's goal sets are built once per process with a fixed seed (ML10: ~8 s, ML45: ~30 s), so the train and
@@ -68,6 +73,7 @@ class MetaWorldTasks(gym.Env):
         hide_objects: bool = False,
         success_bonus: float = 0.0,
         sparse: bool = False,
+        reward_radius: float = 0.0,
     ):
         if split not in ("train", "test"):
             raise ValueError(f"split must be 'train' or 'test', got {split!r}")
@@ -76,7 +82,7 @@ class MetaWorldTasks(gym.Env):
         tasks = bench.train_tasks if split == "train" else bench.test_tasks
         self.tasks = {fam: [t for t in tasks if t.env_name == fam] for fam in self.classes}
         self.families, self.envs, self.max_steps = sorted(self.classes), {}, max_steps
-        self.success_bonus, self.sparse = float(success_bonus), bool(sparse)
+        self.success_bonus, self.sparse, self.reward_radius = float(success_bonus), bool(sparse), float(reward_radius)
         # the observed slots: all but the goal's 3 (zeroed by the ML setting); hide_objects: the hand and gripper only
         self.keep = np.r_[0:4, 18:22] if hide_objects else slice(0, 36)  # a slice: no extra copy per step
         self.family = self.families[0]
@@ -113,6 +119,9 @@ class MetaWorldTasks(gym.Env):
         obs, reward, terminated, truncated, info = self.env.step(np.asarray(action, np.float32))
         if self.sparse:
             reward = 0.0
+        if self.reward_radius > 0:  # graded within the radius, from the point between the fingers
+            dist = float(np.linalg.norm(self.env.tcp_center - self.env._target_pos))
+            reward = max(0.0, 1.0 - dist / self.reward_radius)
         reward += (self.success_bonus + self.sparse) * float(info["success"])  # this step's success (within 5 cm)
         self.success = max(self.success, float(info["success"]))
         info = {"success": self.success}  # KShot logs it at the attempt's end: success at any step of the attempt
@@ -122,10 +131,10 @@ class MetaWorldTasks(gym.Env):
 class MetaWorld(KShot):
     """k attempts per task: KShot around MetaWorldTasks, named after the current task family."""
 
-    def __init__(
-        self, name="reach-v3", split="train", k=3, max_steps=500, hide_objects=False, success_bonus=0.0, sparse=False
-    ):
-        super().__init__(MetaWorldTasks(name, split, max_steps, hide_objects, success_bonus, sparse), k)
+    def __init__(self, name="reach-v3", split="train", k=3, max_steps=500, hide_objects=False, **reward):
+        super().__init__(
+            MetaWorldTasks(name, split, max_steps, hide_objects, **reward), k
+        )  # success_bonus, sparse, ...
 
     @property
     def env_name(self):

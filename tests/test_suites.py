@@ -189,6 +189,25 @@ def test_metaworld_sparse_reach_pays_one_per_step_within_the_success_radius_and_
 
 
 @needs("metaworld")
+def test_metaworld_sparse10cm_reach_pays_one_less_the_distance_over_10cm_within_10cm():
+    from envs.metaworld_env import MetaWorldTasks
+
+    kw = gym.registry["MetaWorld-ML1-reach-Steps50-NoPuck-Sparse10cm-v0"].kwargs
+    assert kw == {**gym.registry["MetaWorld-ML1-reach-Steps50-NoPuck-v0"].kwargs, "reward_radius": 0.1}
+    env, dists, rewards = MetaWorldTasks(**kw), [], []
+    for task in env.tasks["reach-v3"][:2]:
+        env.env.set_task(task)
+        env.reset()
+        for t in range(50):  # toward the goal, then away
+            toward = np.clip((env.goal - env.env.tcp_center) * 100, -1, 1)
+            rewards.append(env.step(np.append(toward if t < 30 else -toward, 0))[1])
+            dists.append(np.linalg.norm(env.env.tcp_center - env.goal))
+    dists = np.array(dists)
+    assert (dists > 0.1).any() and (dists < 0.05).any()  # outside the radius, and within success's
+    np.testing.assert_allclose(rewards, np.maximum(0.0, 1.0 - dists / 0.1), atol=1e-9)
+
+
+@needs("metaworld")
 def test_metaworld_reach_first_observation_names_the_goal_unless_the_puck_is_hidden():
     from envs.metaworld_env import MetaWorldTasks
 

@@ -5,6 +5,7 @@
 # against memory-free (ff), side by side, one thread each. Baselines (benchmarks/probes/point_robot_baselines.py):
 # uniform random steps, a memory-free sweep of the circle that stops on reward, and search-then-return.
 # NOISE=pink runs the same with pink Box noise (--exploration benchmarks.probes.pink_noise:pink), named *_pink_*.
+# WIDTH=64 runs the same with the critic at width 64 (--critic-hidden 64, as every other Box recipe), named *_critic64_*.
 # Usage: bash benchmarks/point_robot.sh          (ENCS="transformer ff", SEED=1, MINUTES=60)
 #   MINUTES=2 TAG=check_ bash benchmarks/point_robot.sh     # a short check of the commands
 set -euo pipefail
@@ -16,11 +17,12 @@ if [[ ! -e benchmarks/results/$recipe/${recipe}_baselines.json ]]; then
   OMP_NUM_THREADS=1 python benchmarks/probes/point_robot_baselines.py --record \
     "benchmarks/results/$recipe/${recipe}_baselines.json" | tail -n 1
 fi
-noise=() suffix=""
-if [[ ${NOISE:-white} == pink ]]; then noise=(--exploration benchmarks.probes.pink_noise:pink) suffix=_pink; fi
+variant=() suffix=""  # a variant's flags and name suffix
+if [[ ${NOISE:-white} == pink ]]; then variant=(--exploration benchmarks.probes.pink_noise:pink) suffix=_pink; fi
+if [[ -n ${WIDTH:-} ]]; then variant+=(--critic-hidden "$WIDTH") suffix=${suffix}_critic$WIDTH; fi
 for enc in ${ENCS:-transformer ff}; do
   OMP_NUM_THREADS=1 python benchmarks/run.py --minutes "${MINUTES:-60}" --recipe "$recipe" \
     --name "${recipe}${suffix}_${enc}_s$seed" ${OVERWRITE:+--overwrite} -- \
-    --env-id envs:SparsePointRobot-v0 --traj-encoder "$enc" --max-seq-len 180 --seed "$seed" "${noise[@]}" ${EXTRA:-} &
+    --env-id envs:SparsePointRobot-v0 --traj-encoder "$enc" --max-seq-len 180 --seed "$seed" "${variant[@]}" ${EXTRA:-} &
 done
 wait

@@ -556,3 +556,16 @@ def test_sparse_reach_baselines_search_then_return_goes_back_to_its_find():
             missed += 1
             assert back[1] == attempt(env, SEARCHES[1])[:2]
     assert found and missed and np.mean(later_returns) > np.mean(first_returns)
+
+
+def test_sparse_reach_episodes_reads_each_attempts_reward_and_the_hands_farthest_y(tmp_path):
+    """metaworld_sparse_episodes.rollout splits a replay file into attempts at the soft-reset flag (the observation's
+    second-to-last number, 1 after an attempt's last step) and reads the hand's y from the observation."""
+    from metaworld_sparse_episodes import rollout
+
+    obs = np.zeros((7, 10), np.float32)  # 6 steps: 3 attempts of 2
+    obs[:, 1] = [0.6, 0.62, 0.75, 0.6, 0.7, 0.6, 0.61]
+    obs[[2, 4, 6], -2] = 1.0
+    rewards = np.array([0, 0, 0, 0.3, 0, 0], np.float32)  # only the second attempt rewarded
+    np.savez(tmp_path / "r.npz", obs_observation=obs, rewards=rewards)
+    assert rollout(tmp_path / "r.npz") == (0.75, [0.0, 1.0, 0.0])

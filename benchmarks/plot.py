@@ -64,11 +64,14 @@ LABELS = {
     "mazerunner_relabel_some": "--relabel envs.mazerunner:relabel_some",
     "point_robot_transformer": "white Box noise (the defaults)",
     "point_robot_pink_transformer": "pink Box noise",
+    "point_robot_critic64_transformer": "white Box noise, critic width 64",
 }
 SCRIPTED = {
     "sweep": "memory-free sweep",
     "search_then_return": "search, then return",
     "velocity_blind": "velocity-blind best",
+    "aim": "driven at the known goal",
+    "drift": "noise around a fixed action",
 }  # *_baselines.json labels
 COLORS = ["tab:blue", "tab:orange", "tab:green", "tab:purple", "tab:brown", "tab:pink"]
 

@@ -28,7 +28,8 @@ showcase (the reference: amago/envs/builtin/metaworld_ml.py).
   elsewhere (d: the distance Meta-World measures success by, < 5 cm), graded inside as the point robot's. The hand
   must drive ~38 of its 50 steps at the goals' box to reach it at all: noise around a fixed action (an untrained
   actor's) finds the 10-cm region in 2.5% of attempts, the 5-cm one in none of 600
-  (benchmarks/probes/metaworld_sparse_baselines.py, `drift`), and inside it the reward leads to the goal.
+  (benchmarks/probes/metaworld_sparse_baselines.py, `drift`), and inside it the reward leads to the goal. The
+  agent's own exploration, a random walk at first, found neither in training (benchmarks/README.md, suites).
 - logging: the env's name is the task family's (`MetaWorld-reach-v3`), so eval metrics are split per family; at the
   rollout's end `f"{LOG_PREFIX} attempt {i} success"` (the attempt reached the goal at any step) and `... return`.
 - the benchmark's goal sets are built once per process with a fixed seed (ML10: ~8 s, ML45: ~30 s), so the train and
@@ -77,6 +78,8 @@ class MetaWorldTasks(gym.Env):
     ):
         if split not in ("train", "test"):
             raise ValueError(f"split must be 'train' or 'test', got {split!r}")
+        if reward_radius < 0 or (sparse and reward_radius):
+            raise ValueError(f"reward_radius must be >= 0 (0: none) and not beside sparse=True, got {reward_radius!r}")
         bench = benchmark(name)
         self.classes = bench.train_classes if split == "train" else bench.test_classes
         tasks = bench.train_tasks if split == "train" else bench.test_tasks
@@ -131,10 +134,8 @@ class MetaWorldTasks(gym.Env):
 class MetaWorld(KShot):
     """k attempts per task: KShot around MetaWorldTasks, named after the current task family."""
 
-    def __init__(self, name="reach-v3", split="train", k=3, max_steps=500, hide_objects=False, **reward):
-        super().__init__(
-            MetaWorldTasks(name, split, max_steps, hide_objects, **reward), k
-        )  # success_bonus, sparse, ...
+    def __init__(self, name="reach-v3", split="train", k=3, max_steps=500, hide_objects=False, **reward):  # sparse, ...
+        super().__init__(MetaWorldTasks(name, split, max_steps, hide_objects, **reward), k)
 
     @property
     def env_name(self):

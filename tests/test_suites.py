@@ -205,6 +205,9 @@ def test_metaworld_sparse10cm_reach_pays_one_less_the_distance_over_10cm_within_
     dists = np.array(dists)
     assert (dists > 0.1).any() and (dists < 0.05).any()  # outside the radius, and within success's
     np.testing.assert_allclose(rewards, np.maximum(0.0, 1.0 - dists / 0.1), atol=1e-9)
+    for bad in ({"reward_radius": -0.1}, {"reward_radius": 0.1, "sparse": True}):
+        with pytest.raises(ValueError, match="reward_radius must be >= 0 .* not beside sparse=True"):
+            MetaWorldTasks("reach-v3", max_steps=50, **bad)
 
 
 @needs("metaworld")

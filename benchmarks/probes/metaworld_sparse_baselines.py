@@ -7,21 +7,23 @@
 
 envs:MetaWorld-ML1-reach-Steps50-NoPuck-Sparse-v0 (envs/metaworld_env.py): 3 attempts of 50 steps at one of ML1's 50
 train goals, reward 1 per step while the point between the fingers is within the goal's 5-cm success radius
-(`…-Sparse10cm-v0`: 1 - d / 10 cm within 10 cm). The goals
-fill a box 19 cm wide (x), 10 cm deep (y) and 24 cm high (z), 20-30 cm ahead of the hand, and the hand moves ~0.65 cm
-per axis per step: it reaches the box after ~35 of its 50 steps, so one attempt searches a small part of it. The three
-searches below are two-waypoint paths through the box, chosen greedily (on a grid of waypoints, by a kinematic model of
-the hand) so that each reaches as many of the goals the ones before missed as it can. Scripted on all 50 goals:
+(`…-Sparse10cm-v0`: 1 - d / 10 cm within 10 cm). The goals fill a box 19 cm wide (x), 10 cm deep (y) and 24 cm high
+(z), 20-30 cm ahead of the hand, and the hand moves ~0.65 cm per axis per step: it reaches the box after ~35 of its 50
+steps, so one attempt searches a small part of it. The three searches below are two-waypoint paths through the box,
+chosen greedily (on a grid of waypoints, by a kinematic model of the hand) so that each reaches as many of the goals
+the ones before missed as it can. Scripted on all 50 goals:
 - `aim`: knows the goal and drives straight at it (the ceiling: what a perfect memory earns in every attempt);
-- `sweep`: memory-free, follows the first search path and stops where the reward appears, in every attempt alike;
+- `sweep`: memory-free, follows the first search path until the reward appears, then stays near the goal (holds, or
+  climbs a graded reward: `attempt`), in every attempt alike;
 - `search_then_return`: follows search path k in attempt k until the reward appears, then, in every later attempt,
-  drives straight to where it appeared: what remembering where it searched and what it found is worth;
-- `drift`: what exploration by noise finds before anything is learned: in each attempt a fixed action drawn as an
-  untrained actor's, tanh(N(0, 0.5^2)) per axis, plus Gaussian noise of a scale drawn from U[0, 1) (AMAGO's Box
-  exploration at its start), clipped; `--drifts` rollouts per goal.
-Every scripted controller moves the point between the fingers toward its next waypoint at full speed per axis (Meta-World's
-actions move the hand by at most ~1 cm per axis per step) and keeps the gripper's action at 0. Ends with one line
-`RESULT {json}`: each policy's success and return per attempt, and its rollout return.
+  drives straight to its best point so far: what remembering where it searched and what it found is worth;
+- `drift`: what exploration by noise would find if the untrained actor drifted: in each attempt a fixed action,
+  tanh(N(0, 0.5^2)) per axis, plus Gaussian noise of a scale drawn from U[0, 1), clipped; `--drifts` rollouts per goal
+  (a run's own actions start near a mean of 0, a random walk that goes less far: probes/metaworld_sparse_episodes.py).
+Every scripted controller moves the point between the fingers toward its next waypoint at full speed per axis
+(Meta-World's actions move the hand by at most ~1 cm per axis per step) and keeps the gripper's action at 0. Ends with
+one line `RESULT {json}`: each policy's success and return per attempt, its rollout return and the share of attempts
+that got any reward.
 """
 
 import argparse

@@ -271,10 +271,13 @@ VEL_ERROR = "HalfCheetahVel-v0/target velocity error (final 50 steps)"  # HalfCh
 def front_panels():
     """README's results table, row by row (the same order and names)."""
     mr = "memory_revisit/memory_revisit_"
-    hcv = lambda enc: [  # noqa: E731  (seed 1 continued to its budget, seed 2 in one run)
-        *seeds(f"halfcheetah_vel/halfcheetah_vel_{enc}_s1_resumed_per_env", VEL_ERROR),
-        *seeds(f"halfcheetah_vel/halfcheetah_vel_{enc}_s2_per_env", VEL_ERROR),
-    ]
+
+    def hcv(enc):  # HalfCheetah-Vel's seeds: seed 1 continued to its budget, seed 2 in one run
+        return [
+            *seeds(f"halfcheetah_vel/halfcheetah_vel_{enc}_s1_resumed_per_env", VEL_ERROR),
+            *seeds(f"halfcheetah_vel/halfcheetah_vel_{enc}_s2_per_env", VEL_ERROR),
+        ]
+
     popgym = Panel("POPGym at the defaults", "greedy eval return")
     for game, pattern in [("Autoencode", "autoencode_s?"), ("RepeatFirst", "repeatfirst_s?"),
                           ("CountRecall", "countrecall_s?*")]:  # fmt: skip

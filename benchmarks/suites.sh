@@ -12,8 +12,7 @@
 #         metaworld_reach50_sparse_cpu  the same reach with a sparse reward (1 per step within the 5-cm success
 #                               radius): the sparse point robot's recipe (the defaults, the whole rollout in context),
 #                               1 seed, 100,000 env steps (at most 150 min)
-#         metaworld_reach50_sparse10cm_cpu  the same with the reward 1 - d / 10 cm within 10 cm of the goal, which
-#                               exploration by noise finds (the 5-cm one: never); 1 seed, 100,000 env steps (<= 130 min)
+#         metaworld_reach50_sparse10cm_cpu  the same with the reward 1 - d / 10 cm within 10 cm of the goal
 #         xland_cpu             XLand-MiniGrid trivial 9x9 (a hidden goal object, 4 attempts), 32 jax actors,
 #                               2 seeds x 30 min
 #         budget                what the CPU cannot do: one core's update and acting speed at the GPU commands'
@@ -68,19 +67,13 @@ metaworld_reach50_nopuck_cpu)  # 2 seeds side by side, each a learner + 1 collec
       --eval-interval 5 --eval-episodes 32 --eval-sampled-too --batches-per-epoch 200 --seed $seed &
   done
   wait ;;
-metaworld_reach50_sparse_cpu)  # the first attempt must search; the defaults with the 150-step rollout in context
-  baseline suites_metaworld_reach50_sparse_cpu envs:MetaWorld-ML1-reach-Steps50-NoPuck-Sparse-v0 --episodes 256
+metaworld_reach50_sparse_cpu | metaworld_reach50_sparse10cm_cpu)  # the first attempt must search; the defaults with
+  # the 150-step rollout in context; the reward 1 within 5 cm of the goal, or (sparse10cm) 1 - d / 10 cm within 10 cm
+  recipe=suites_$SUITE env=envs:MetaWorld-ML1-reach-Steps50-NoPuck-Sparse-v0
+  if [[ $SUITE == *10cm* ]]; then env=${env/Sparse/Sparse10cm}; fi
+  baseline $recipe "$env" --episodes 256
   for seed in ${SEEDS:-1}; do
-    cpu suites_metaworld_reach50_sparse_cpu suites_metaworld_reach50_sparse_cpu_s$seed 150 -- \
-      --env-id envs:MetaWorld-ML1-reach-Steps50-NoPuck-Sparse-v0 --traj-encoder transformer --max-seq-len 150 \
-      --total-timesteps 100000 --seed $seed &
-  done
-  wait ;;
-metaworld_reach50_sparse10cm_cpu)  # as metaworld_reach50_sparse_cpu, the reward graded within 10 cm of the goal
-  baseline suites_metaworld_reach50_sparse10cm_cpu envs:MetaWorld-ML1-reach-Steps50-NoPuck-Sparse10cm-v0 --episodes 256
-  for seed in ${SEEDS:-1}; do
-    cpu suites_metaworld_reach50_sparse10cm_cpu suites_metaworld_reach50_sparse10cm_cpu_s$seed 130 -- \
-      --env-id envs:MetaWorld-ML1-reach-Steps50-NoPuck-Sparse10cm-v0 --traj-encoder transformer --max-seq-len 150 \
+    cpu $recipe ${recipe}_s$seed 150 -- --env-id "$env" --traj-encoder transformer --max-seq-len 150 \
       --total-timesteps 100000 --seed $seed &
   done
   wait ;;

@@ -120,13 +120,14 @@ class MetaWorldTasks(gym.Env):
 
     def step(self, action):
         obs, reward, terminated, truncated, info = self.env.step(np.asarray(action, np.float32))
+        hit = float(info["success"])  # this step's success (within 5 cm)
         if self.sparse:
-            reward = 0.0
-        if self.reward_radius > 0:  # graded within the radius, from the point between the fingers
+            reward = hit
+        elif self.reward_radius > 0:  # graded within the radius, from the point between the fingers
             dist = float(np.linalg.norm(self.env.tcp_center - self.env._target_pos))
             reward = max(0.0, 1.0 - dist / self.reward_radius)
-        reward += (self.success_bonus + self.sparse) * float(info["success"])  # this step's success (within 5 cm)
-        self.success = max(self.success, float(info["success"]))
+        reward += self.success_bonus * hit
+        self.success = max(self.success, hit)
         info = {"success": self.success}  # KShot logs it at the attempt's end: success at any step of the attempt
         return obs[self.keep].astype(np.float32), float(reward), bool(terminated), bool(truncated), info
 

@@ -19,20 +19,17 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks" / "probes")]
+from point_robot_episodes import attempts  # noqa: E402
+
 from common.logs import print_result  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 
 
-def rollout(path, k=3):
+def rollout(path):
     """One rollout file -> (the hand's farthest y, (k,) whether each attempt got any reward)."""
-    f = np.load(path)
-    obs, rewards = f["obs_observation"], f["rewards"]
-    ends = np.flatnonzero(obs[1:, -2] == 1.0)  # the soft-reset flag: 1 after an attempt's last step
-    bounds = np.concatenate([[0], ends + 1])[: k + 1]
-    found = [float(rewards[a:b].sum() > 0) for a, b in zip(bounds[:-1], bounds[1:])]
-    return float(obs[:, 1].max()), found
+    return float(np.load(path)["obs_observation"][:, 1].max()), [float(r > 0) for r in attempts(path)]
 
 
 def main():

@@ -84,7 +84,8 @@ def main():
     csv_path = results / a.recipe / f"{a.name}_scalars.csv"
     write_csv(scalars, csv_path)
     if a.tags:  # a part of the run's scalars: the CSV alone (the recipe's figure is plot.py's)
-        sys.exit(print(f"wrote {csv_path.relative_to(ROOT)} ({len(scalars)} tags)"))
+        print(f"wrote {csv_path.relative_to(ROOT)} ({len(scalars)} tags)")
+        return
     png_path = results / f"{a.recipe}.png"
     draw(scalars, png_path, a.title or f"{a.name}: every logged scalar vs env steps")
     print(f"wrote {csv_path.relative_to(ROOT)} and {png_path.relative_to(ROOT)} ({len(scalars)} tags)")

@@ -25,10 +25,11 @@ RESULTS = ROOT / "benchmarks" / "results"
 
 
 def attempts(path, k=3):
-    """(k,) rewards per attempt of one rollout file: attempts split where the soft-reset flag (obs[2]) is 1."""
+    """(k,) rewards per attempt of one rollout file of a KShot env (envs/kshot.py: its observation ends with the
+    soft-reset flag and the attempt index): attempts split where the flag is 1."""
     f = np.load(path)
     flags, rewards = (
-        f["obs_observation"][1:, 2],
+        f["obs_observation"][1:, -2],
         f["rewards"],
     )  # obs t+1 follows reward t: flag 1 after an attempt's last step
     ends = np.flatnonzero(flags == 1.0)

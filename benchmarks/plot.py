@@ -65,6 +65,7 @@ LABELS = {
     "point_robot_transformer": "white Box noise (the defaults)",
     "point_robot_pink_transformer": "pink Box noise",
     "point_robot_critic64_transformer": "white Box noise, critic width 64",
+    "point_robot_one_gamma_transformer": "white Box noise, one discount",
 }
 SCRIPTED = {
     "sweep": "memory-free sweep",

@@ -6,6 +6,7 @@
 # uniform random steps, a memory-free sweep of the circle that stops on reward, and search-then-return.
 # NOISE=pink runs the same with pink Box noise (--exploration benchmarks.probes.pink_noise:pink), named *_pink_*.
 # WIDTH=64 runs the same with the critic at width 64 (--critic-hidden 64, as every other Box recipe), named *_critic64_*.
+# ONE_GAMMA=1 runs the same with one discount (--multigammas with none: only --gamma), named *_one_gamma_*.
 # Usage: bash benchmarks/point_robot.sh          (ENCS="transformer ff", SEED=1, MINUTES=60)
 #   MINUTES=2 TAG=check_ bash benchmarks/point_robot.sh     # a short check of the commands
 set -euo pipefail
@@ -20,6 +21,7 @@ fi
 variant=() suffix=""  # a variant's flags and name suffix
 if [[ ${NOISE:-white} == pink ]]; then variant=(--exploration benchmarks.probes.pink_noise:pink) suffix=_pink; fi
 if [[ -n ${WIDTH:-} ]]; then variant+=(--critic-hidden "$WIDTH") suffix=${suffix}_critic$WIDTH; fi
+if [[ -n ${ONE_GAMMA:-} ]]; then variant+=(--multigammas) suffix=${suffix}_one_gamma; fi
 for enc in ${ENCS:-transformer ff}; do
   OMP_NUM_THREADS=1 python benchmarks/run.py --minutes "${MINUTES:-60}" --recipe "$recipe" \
     --name "${recipe}${suffix}_${enc}_s$seed" ${OVERWRITE:+--overwrite} -- \

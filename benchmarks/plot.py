@@ -352,7 +352,7 @@ def front_panels():
         Panel(
             "Sparse point robot",
             "greedy eval return, 3 attempts",
-            [Curve("transformer", seeds("point_robot/point_robot_transformer_s1_resumed_resumed"))],
+            [Curve("transformer", seeds("point_robot/point_robot_transformer_s*"))],
         ),
         Panel(
             "HalfCheetah-Vel",

@@ -258,9 +258,19 @@ def common_tokens(labels):
 
 
 # --------------------------------------------- README's figure: one panel per row ---------------------------------------------
+def continued(path):
+    """Whether a recorded run's CSV has a continuation: <run>_resumed.csv, or <run>_resumed_per_env.csv for
+    <run>_per_env.csv (a per-scale or per-env table goes on with its run)."""
+    run, per = path.stem, ""
+    for suffix in ("_per_scale", "_per_env"):
+        if run.endswith(suffix):
+            run, per = run.removesuffix(suffix), suffix
+    return path.with_name(f"{run}_resumed{per}.csv").exists()
+
+
 def seeds(pattern, column="eval_return"):
     """The seeds of one configuration: recorded runs matching a glob under results/ (continued runs: the last part)."""
-    paths = [p for p in sorted(RESULTS.glob(pattern + ".csv")) if not p.with_name(f"{p.stem}_resumed.csv").exists()]
+    paths = [p for p in sorted(RESULTS.glob(pattern + ".csv")) if not continued(p)]
     if not paths:
         raise FileNotFoundError(f"no recorded run matches benchmarks/results/{pattern}.csv")
     return [seed_entry(p, column) for p in paths]
@@ -272,13 +282,7 @@ VEL_ERROR = "HalfCheetahVel-v0/target velocity error (final 50 steps)"  # HalfCh
 def front_panels():
     """README's results table, row by row (the same order and names)."""
     mr = "memory_revisit/memory_revisit_"
-
-    def hcv(enc):  # HalfCheetah-Vel's seeds: seed 1 continued to its budget, seed 2 in one run
-        return [
-            *seeds(f"halfcheetah_vel/halfcheetah_vel_{enc}_s1_resumed_per_env", VEL_ERROR),
-            *seeds(f"halfcheetah_vel/halfcheetah_vel_{enc}_s2_per_env", VEL_ERROR),
-        ]
-
+    hcv = "halfcheetah_vel/halfcheetah_vel_{}_s?*_per_env"
     popgym = Panel("POPGym at the defaults", "greedy eval return")
     for game, pattern in [("Autoencode", "autoencode_s?"), ("RepeatFirst", "repeatfirst_s?"),
                           ("CountRecall", "countrecall_s?*")]:  # fmt: skip
@@ -358,8 +362,8 @@ def front_panels():
             "HalfCheetah-Vel",
             f"greedy {VEL_ERROR.partition('/')[2]}",
             [
-                Curve("transformer", hcv("transformer")),
-                Curve("memory-free (ff)", hcv("ff"), baseline=True),
+                Curve("transformer", seeds(hcv.format("transformer"), VEL_ERROR)),
+                Curve("memory-free (ff)", seeds(hcv.format("ff"), VEL_ERROR), baseline=True),
             ],
             recorded_baselines("envs:HalfCheetahVel-v0", f"eval/{VEL_ERROR}"),
         ),

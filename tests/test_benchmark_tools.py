@@ -193,6 +193,20 @@ def test_plot_draws_a_continued_run_once_as_its_continuation_and_the_seeds_of_a_
     assert curves == {"transformer": (["r_a_s1_resumed", "r_a_s2"], False), "memory-free (ff)": (["r_ff_s1"], True)}
 
 
+def test_plot_seeds_takes_a_continued_runs_per_env_table_from_its_continuation(tmp_path, monkeypatch):
+    """seeds(): <run>_per_env.csv goes on as <run>_resumed_per_env.csv, so a glob over a configuration's per-env
+    tables gives each seed once, the continued one from its last part."""
+    import plot
+
+    (tmp_path / "r").mkdir()
+    rows = "minutes,env_steps,updates,E-v0/m\n1.0,10,5,0.5\n"
+    for name in ("r_a_s1_per_env", "r_a_s1_resumed_per_env", "r_a_s2_per_env", "r_a_s3", "r_a_s3_resumed"):
+        (tmp_path / "r" / f"{name}.csv").write_text(rows)
+    monkeypatch.setattr(plot, "RESULTS", tmp_path)
+    assert [s[0] for s in plot.seeds("r/r_a_s?*_per_env", "E-v0/m")] == ["r_a_s1_resumed_per_env", "r_a_s2_per_env"]
+    assert [s[0] for s in plot.seeds("r/r_a_s3*", "E-v0/m")] == ["r_a_s3_resumed"]
+
+
 def test_plot_draws_scripted_baselines_at_their_env_id_and_metric(tmp_path, monkeypatch):
     """A `*_baselines.json` (scripted policies' metrics) gives one dashed line per policy at its env id, for the
     panel's metric (the rollout return, or one attempt's), named as README's row names them; other env ids get none."""

@@ -26,7 +26,7 @@ import sys
 import time
 import uuid
 import warnings
-from contextlib import nullcontext
+from contextlib import nullcontext, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Optional
@@ -61,6 +61,12 @@ from common.rundir import StopSignals, check_spec, write_atomic
 
 @dataclass
 class Args:
+    """Logged scalars (tensorboard, runs/NAME; --track mirrors them to wandb), each explained in this script's guide
+    in docs/, "Logged metrics": eval/ (greedy evaluation), charts/ (returns, speed), buffer/ (files), losses/ (each
+    loss term, the BC filter's kept share, the gradient norm before the clip) and, for Box actions, actor/: the greedy
+    action's mean |a| and its spread over states, and the pre-tanh std. A collapsed Box actor reads |a| near 1 with
+    no spread: it acts from tanh's corners, where DPG's gradient vanishes."""
+
     # Run and logging
     exp_name: str = os.path.basename(__file__)[: -len(".py")]
     """the name of this experiment"""
@@ -1101,6 +1107,23 @@ class Actor(nn.Module):
         log_n = -0.5 * ((z - mu) / std) ** 2 - std.log() - 0.5 * math.log(2 * math.pi)
         return (log_n - 2 * (math.log(2) - z - F.softplus(-2 * z))).sum(-1)  # tanh change of variables
 
+    @torch.no_grad()
+    def health(self, params, mask):  # params: (B, T, F) of the acting gamma, mask: (B, T) -> Box actor scalars
+        """Box: how deep the greedy action tanh(mu) sits in tanh's flat corners (mean |a|), how much it varies over the
+        batch's states (the std per action dim, averaged), and the pre-tanh std. A collapsed actor reads |a| -> 1 and
+        spread -> 0: then DPG's gradient through tanh (1 - a^2) is near 0 and the BC term alone can move it."""
+        if self.kind != "box":
+            return {}
+        mu, std = self.mu_std(params)
+        a, m = torch.tanh(mu), mask.unsqueeze(-1)  # (B, T, A), (B, T, 1)
+        n = mask.sum().clamp(min=1.0)
+        var = ((a - (a * m).sum((0, 1)) / n) ** 2 * m).sum((0, 1)) / n  # (A,) over the real steps
+        return {
+            "actor/greedy_abs_action": masked_mean(a.abs(), m),
+            "actor/greedy_action_spread": var.sqrt().mean(),
+            "actor/pre_tanh_std": masked_mean(std, m),
+        }
+
     def sample(self, params, greedy=False):  # -> actions (..., G, A) in [-1, 1] (Box), 0/1 (MultiBinary), index
         if self.kind == "discrete":
             p = self.probs(params)
@@ -1328,6 +1351,7 @@ class Agent(nn.Module):
             "losses/td_target_mean": masked_mean(y[..., -1], mask),
             "losses/bc_filter_frac": masked_mean(keep[..., -1], mask),
             "losses/popart_sigma": self.popart.sigma[-1],
+            **self.actor.health(params[:, :-1, -1], mask),
         }
         return loss, metrics
 
@@ -1396,6 +1420,8 @@ class DiskReplayBuffer(torch.utils.data.IterableDataset):
         if padded_sampling not in ("none", "right", "left", "both"):
             raise UserError(f"padded_sampling={padded_sampling!r}: choose none, right, left or both")
         self.padded = padded_sampling
+        self.arrived, self.listings = {}, 0  # fifo file -> (the listing that first saw it, its mtime): FIFO order
+        self.last_arrival = time.monotonic()  # when a listing last found a new file (this process's clock)
 
     def save(self, traj):
         """traj: lists of wrapped observations (T+1) and of actions, rewards, terminated (T) -> one .npz file."""
@@ -1409,7 +1435,7 @@ class DiskReplayBuffer(torch.utils.data.IterableDataset):
         arrays["actions"] = acts.reshape(len(acts), self.A).astype(np.float32)
         arrays["rewards"] = np.asarray(traj["rewards"], np.float32)
         arrays["terminated"] = np.asarray(traj["terminated"], bool)
-        name = f"{time.time_ns()}_{uuid.uuid4().hex[:8]}.npz"  # sorts by age for FIFO deletion
+        name = f"{time.time_ns()}_{uuid.uuid4().hex[:8]}.npz"  # unique; its writer's clock never orders eviction
         save = np.savez_compressed if self.file_format == "npz-compressed" else np.savez
         write_atomic(self.fifo / name, lambda f: save(f, **arrays))  # the file appears whole or not at all
 
@@ -1419,8 +1445,18 @@ class DiskReplayBuffer(torch.utils.data.IterableDataset):
         return list_trajectory_files(self.fifo) + list_trajectory_files(self.protected)
 
     def delete_oldest(self):
-        """FIFO: delete the oldest fifo files above max_size (protected/ is never touched)."""
-        fifo = list_trajectory_files(self.fifo)
+        """FIFO: delete the fifo files above max_size, in the order this process first listed them (the files of one
+        listing, e.g. all files at a resume, by modification time: the filesystem's clock), never by the time in their
+        names: a collector whose clock runs ahead would keep its stale files and evict every fresh one. Only the
+        learner deletes (protected/ is never touched)."""
+        fifo, self.listings = list_trajectory_files(self.fifo), self.listings + 1
+        self.arrived = {path: self.arrived[path] for path in fifo if path in self.arrived}  # forget the deleted
+        for path in fifo:
+            if path not in self.arrived:
+                self.last_arrival = time.monotonic()
+                with suppress(OSError):  # deleted meanwhile: it sorts first, and unlink skips it
+                    self.arrived[path] = (self.listings, os.stat(path).st_mtime_ns)
+        fifo.sort(key=lambda path: (*self.arrived.get(path, (0, 0)), path))
         for old in fifo[: max(len(fifo) - self.max_size, 0)]:
             Path(old).unlink(missing_ok=True)
         return {
@@ -1700,6 +1736,7 @@ if __name__ == "__main__":
         if owner:  # the only process that deletes files
             for k, v in buffer.delete_oldest().items():
                 writer.add_scalar(k, v, counters["global_step"])
+            scale.notice_stale_data(args, buffer)  # --mode learn: says so when the collectors' files stop coming
 
         # ALGO LOGIC: training
         t0, metrics, updates0 = time.time(), {}, counters["updates"]
@@ -1725,6 +1762,8 @@ if __name__ == "__main__":
                 ups = (counters["updates"] - updates0) / (time.time() - t0)
                 writer.add_scalar("charts/updates_per_s", ups, counters["global_step"])
             writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], counters["global_step"])
+        if owner:  # a run folder deleted meanwhile: its flags and this epoch's checkpoint written again, then a stop
+            scale.check_run_dir(run_dir, as_given, policy, optimizer, explore, {**counters, "epoch": epoch + 1})
         if learn and owner:  # collector processes reload it when it changes
             scale.save_latest(latest, policy, counters["updates"])
         if owner:

@@ -4,8 +4,9 @@
         --env-id LunarLander-v2 --traj-encoder transformer
 
 Everything after `--` goes to the script unchanged. Prints the eval curve (greedy eval return vs wall time), writes
-benchmarks/out/<name>/curve.csv, and ends with one line `RESULT {json}`. With --recipe, the curve and the RESULT also
-go to benchmarks/results/<recipe>/<name>.csv and .json; a run never replaces a recorded result unless given
+benchmarks/out/<name>/curve.csv (and scalars.csv: the loss terms, the Box actor's health and the update rate per epoch),
+and ends with one line `RESULT {json}`. With --recipe, the curve, the scalars and the RESULT also go to
+benchmarks/results/<recipe>/<name>.csv, <name>_scalars.csv and <name>.json; a run never replaces a recorded result unless given
 --overwrite, and its name must start with the recipe's (so each recipe only writes its own files). A SIGTERM to this
 process (`kill <pid>`) ends the run early as its budget would: the run saves its checkpoint, and what ran is recorded.
 """
@@ -23,7 +24,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from common.logs import eval_curve, read_scalars, updates_at  # noqa: E402
+from common.logs import eval_curve, read_scalars, updates_at, write_scalars_csv  # noqa: E402
+
+# the training scalars a recorded run keeps beside its eval curve (<name>_scalars.csv): the loss terms, the Box
+# actor's health, the update rate
+TRAINING_TAGS = ("losses/", "actor/", "charts/updates_per_s")
 
 
 def arg_value(argv, flag, default):
@@ -231,6 +236,12 @@ def main():
     if per_env and earlier_per_env and earlier_per_env.exists():  # the earlier run's rows first, as in the curve
         head, *rows = per_env.splitlines(keepends=True)
         per_env = head + "".join(earlier_per_env.read_text().splitlines(keepends=True)[1:]) + "".join(rows)
+    earlier_scalars = record / f"{a.resume_from}_scalars.csv" if before else None
+    earlier_scalars = (
+        earlier_scalars.read_text().splitlines()[1:] if earlier_scalars and earlier_scalars.exists() else []
+    )
+    earlier_scalars = [row.split(",") for row in earlier_scalars]
+    write_scalars_csv(scalars, out / "scalars.csv", TRAINING_TAGS, start, earlier_scalars)
     if per_env:
         (out / "per_env.csv").write_text(per_env)
         head, last = per_env.splitlines()[0].split(",")[3:], per_env.splitlines()[-1].split(",")[3:]
@@ -241,6 +252,8 @@ def main():
         if per_env:
             (record / f"{a.name}_per_env.csv").write_text(per_env)
         (record / f"{a.name}.csv").write_text((out / "curve.csv").read_text())
+        if (out / "scalars.csv").exists():
+            (record / f"{a.name}_scalars.csv").write_text((out / "scalars.csv").read_text())
         (record / f"{a.name}.json").write_text(json.dumps({"recipe": a.recipe, **result}, indent=1) + "\n")
 
 

@@ -96,7 +96,7 @@ def parse_flags(cls, argv=None):
     said = io.StringIO()
     try:
         with contextlib.redirect_stderr(said):
-            parsed = tyro.cli(in_sections(cls), args=argv)
+            parsed = tyro.cli(in_sections(cls), args=argv, description=inspect.cleandoc(cls.__doc__ or ""))
             args = cls(**{k: v for section in vars(parsed).values() for k, v in vars(section).items()})
     except SystemExit as e:
         if e.code != 2:  # --help
@@ -299,11 +299,23 @@ def given_flags(argv):
 def restore_flags(args, run_dir, argv):
     """--resume --run-name NAME: every flag not given on the command line takes the run's saved value. A given flag
     that differs from it is refused, naming both values, when it is FIXED_ON_RESUME, and applied with a note
-    otherwise. A run saved before flags.json existed keeps the flags given."""
+    otherwise; a collector (--mode collect) keeps its own --seed. Without flags.json, a run that has a checkpoint (one
+    saved before flags.json existed) keeps the flags given; one that has none but whose buffer holds files (a run
+    folder deleted by hand) is refused: its model would be rebuilt from the default flags."""
     path = Path(run_dir) / FLAGS_FILE
     if not path.exists():
+        fifo = Path(args.buffer_dir) / (args.dset_name or Path(run_dir).name) / "fifo"
+        files = len(list(fifo.glob("*.npz"))) if fifo.is_dir() else 0
+        if files and not (Path(run_dir) / "checkpoint.pt").exists():
+            raise UserError(
+                f"--resume: {path} is missing (was the run folder deleted?), so the run's flags and model cannot be "
+                f"restored, though {fifo.parent} holds {files:,} of its trajectory files. To train a new agent on "
+                f"that data: a new --run-name with --dset-name {Path(run_dir).name}; to start {Path(run_dir).name} "
+                f"over: delete {run_dir} and {fifo.parent} (nothing was changed)"
+            )
         return args
     saved, given = json.loads(path.read_text()), given_flags(argv)
+    fixed = FIXED_ON_RESUME - {"seed"} if args.mode == "collect" else FIXED_ON_RESUME  # a collector's seed is its own
     canon = lambda name, v: ",".join(map(resolve_env_id, v.split(","))) if name.endswith("env_id") and v else v
     for name, value in saved.items():
         if not hasattr(args, name):
@@ -314,7 +326,7 @@ def restore_flags(args, run_dir, argv):
             setattr(args, name, value)
         elif canon(name, now) != canon(name, value):
             flag = "--" + name.replace("_", "-")
-            if name in FIXED_ON_RESUME:
+            if name in fixed:
                 raise UserError(
                     f"--resume: {flag} {now} differs from run {Path(run_dir).name}'s {value} ({path}): a resumed run "
                     f"keeps its env, model sizes, discounts and seed; leave {flag} out, or start a new --run-name"

@@ -112,7 +112,7 @@ def save_checkpoint(path, agent, optimizer, explore, counters):
     except (OSError, RuntimeError) as e:
         tmp.unlink(missing_ok=True)
         kept = f"the previous checkpoint {path} is intact" if path.exists() else "no checkpoint was written yet"
-        raise disk_error(e, path, f"Nothing was replaced: {kept}; free space and continue with --resume") from None
+        raise disk_error(e, path, f"Nothing was replaced: {kept}") from None
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

@@ -8,6 +8,7 @@ import errno
 import os
 import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 
@@ -18,27 +19,42 @@ class UserError(ValueError):
     error and keeps its traceback."""
 
 
-class DiskFullError(OSError):
-    """A file that could not be written for want of space, named with what is still intact (disk_error)."""
+class StorageError(OSError):
+    """A file that could not be written for want of space or permission (a full disk, a read-only or locked folder),
+    named with what is still intact and how to continue (disk_error): one line, exit status 1."""
 
 
-def disk_error(e, path, what):
+class DiskFullError(StorageError):
+    """A file that could not be written for want of space."""
+
+
+# errno -> its cause, for the write errors that a user can fix by making a folder writable again
+UNWRITABLE = {errno.EPERM: "permission denied", errno.EACCES: "permission denied", errno.EROFS: "read-only file system"}
+RESUME = {"hint": "--resume"}  # how a stopped run continues; claim_run names the run: `--resume --run-name NAME`
+
+
+def disk_error(e, path, intact):
     """An OSError or torch's writer error (torch reports a full disk as `enforce fail at inline_container.cc`) -> an
-    OSError that says what happened, to which file, and what is still intact (`what`); a DiskFullError if full."""
-    text = str(e)
-    full = getattr(e, "errno", None) == errno.ENOSPC or "inline_container" in text or "No space left" in text
-    cause = "no space left on the device" if full else (e.strerror if isinstance(e, OSError) and e.strerror else text)
-    kind = DiskFullError if full else OSError
-    return kind(
-        getattr(e, "errno", None) or (errno.ENOSPC if full else errno.EIO), f"cannot write {path}: {cause}. {what}"
-    )
+    error that says what happened, to which file, what is still intact (`intact`) and, where a user can fix it, how to
+    continue: a DiskFullError (no space), a StorageError (permission denied, read-only file system), else an OSError."""
+    text, code = str(e), getattr(e, "errno", None)
+    full = code == errno.ENOSPC or "inline_container" in text or "No space left" in text
+    if full:
+        cause, fix = "no space left on the device", "free space"
+    elif code in UNWRITABLE:
+        cause, fix = UNWRITABLE[code], f"make {Path(path).parent} writable again"
+    else:
+        cause, fix = (e.strerror if isinstance(e, OSError) and e.strerror else text), None
+    kind = DiskFullError if full else StorageError if fix else OSError
+    then = f"{intact}: {fix}, then {RESUME['hint']} continues from the last checkpoint" if fix else intact
+    return kind(code or (errno.ENOSPC if full else errno.EIO), f"cannot write {path}: {cause}. {then}")
 
 
 def user_error_hook(kind, error, tb):
-    """The scripts' sys.excepthook: a UserError -> one line on stderr, `error: ...`, and exit status 2; a full disk
-    (DiskFullError, which names the file and what is intact) -> one line and status 1; anything else -> the
-    traceback, as without the hook."""
-    if not issubclass(kind, (UserError, DiskFullError)):
+    """The scripts' sys.excepthook: a UserError -> one line on stderr, `error: ...`, and exit status 2; a full disk or
+    an unwritable folder (StorageError, which names the file, what is intact and how to continue) -> one line and
+    status 1; anything else -> the traceback, as without the hook."""
+    if not issubclass(kind, (UserError, StorageError)):
         return sys.__excepthook__(kind, error, tb)
     from tqdm import tqdm
 

@@ -14,10 +14,13 @@ update at the default flags (800 per 200 updates), but one process's ratio follo
 12.7 at 101 (63 updates), 61.5 at 501 (13), where 16 is 1.26x and 0.26x of it and holds collectors below one
 process. Ctrl-C / SIGTERM go to every process (the learner saves its checkpoint). One collector per free core: on 2
 cores, one. --learner-cmd runs the learner through a multi-process launcher, e.g. "torchrun --nproc_per_node 2" or
-"accelerate launch --multi_gpu --num_processes 2". --resume goes to the learner only (a collector always starts
-afresh: it has no state worth keeping); --collector-flags go to the collectors only, after the others."""
+"accelerate launch --multi_gpu --num_processes 2". --resume goes to every process: the learner continues from its
+checkpoint, a collector takes the run's flags (runs/r/flags.json) and starts afresh (it has no state worth keeping),
+with the run's seed + 1000 i. A collector that ends while the learner runs stops the run, with one line naming it;
+a run whose learner is alive is refused before anything starts. --collector-flags go to the collectors only."""
 
 import argparse
+import json
 import os
 import shlex
 import signal
@@ -64,8 +67,10 @@ def commands(script, flags, collectors, learner_cmd, collector_flags="", steps_p
     if run_name is None:
         run_name = f"{Path(script).stem}__{int(time.time())}"
         flags = [*flags, "--run-name", run_name]
-    seed = int(flag_value(flags, "--seed", "1"))
-    base = without(without(without(flags, "--seed", True), "--resume", False), "--total-timesteps", True)
+    saved = Path("runs") / run_name / "flags.json"  # --resume: the run's own seed, which the learner restores
+    resumed_seed = json.loads(saved.read_text()).get("seed") if "--resume" in flags and saved.exists() else None
+    seed = int(flag_value(flags, "--seed", resumed_seed or "1"))
+    base = without(without(flags, "--seed", True), "--total-timesteps", True)
     base += ["--total-timesteps", str(COLLECTOR_TIMESTEPS)]
     if steps_per_update:
         base += ["--max-steps-per-update", f"{steps_per_update:g}"]
@@ -113,6 +118,14 @@ def main(argv=None):
         a.script, a.flags, a.collectors, a.learner_cmd, a.collector_flags, a.steps_per_update
     )
     log_dir = Path("runs") / run_name
+    holder = lock_holder(log_dir / "learner.lock")
+    if holder:  # checked before a collector starts: it would append to the live run's logs and buffer
+        print(
+            f"launch: run {run_name!r} is in use by another learner (PID {holder} holds {log_dir / 'learner.lock'}); "
+            "nothing was started: wait for it to end, or pick another --run-name",
+            file=sys.stderr,
+        )
+        return 2
     log_dir.mkdir(parents=True, exist_ok=True)
     procs = []  # each in its own session: a terminal's Ctrl-C reaches them once, through the handler below
     stopped = 0
@@ -132,6 +145,7 @@ def main(argv=None):
         print(f"collector {i} (PID {procs[-1].pid}): {shlex.join(cmd)} > {log.name}", flush=True)
     procs.append(subprocess.Popen(learner, start_new_session=True))
     print(f"learner (PID {procs[-1].pid}): {shlex.join(learner)}", flush=True)
+    failed = watch(procs, log_dir, forward, lambda: stopped)
     code = procs[-1].wait()
     deadline = time.time() + GRACE_S  # the learner is done: its collectors end at their next epoch
     for proc in procs[:-1]:
@@ -146,7 +160,56 @@ def main(argv=None):
             os.killpg(proc.pid, signal.SIGKILL)  # a collector loses at most its unfinished trajectories
             proc.wait()
         print(f"collector {i} ended (exit code {proc.returncode})", flush=True)
-    return report(code, procs[-1].pid, log_dir, stopped)
+    return failed or report(code, procs[-1].pid, log_dir, stopped)
+
+
+def watch(procs, log_dir, forward, stopped, poll_s=0.5):
+    """Waits for the learner (procs[-1]). A collector that ends while the learner runs would leave it training on
+    stale data: the run is stopped (the learner saves its checkpoint) with one line naming the collector, its exit
+    code and its log's last line. -> 1 if so, else 0."""
+    learner = procs[-1]
+    while learner.poll() is None:
+        for i, proc in enumerate(procs[:-1]):
+            if proc.poll() is not None and not stopped() and not learner_done(log_dir):
+                log = log_dir / f"collector{i}.log"
+                lines = [ln.strip() for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
+                last = lines[-1].split("\r")[-1] if lines else "(empty)"
+                print(
+                    f"launch: collector {i} (PID {proc.pid}) ended with exit code {proc.returncode} while the learner "
+                    f"runs ({log}: {last}); stopping the run",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                forward(signal.SIGTERM, None)
+                learner.wait()
+                return 1
+        time.sleep(poll_s)
+    return 0
+
+
+def learner_done(run_dir):
+    """Whether the learner has written "done" in its status file (collectors then end on their own)."""
+    try:
+        return json.loads((Path(run_dir) / "learner.json").read_text()).get("state") == "done"
+    except (OSError, ValueError):
+        return False
+
+
+def lock_holder(path):
+    """The PID written in a learner's lock file (common/rundir.py take_lock) while a live process holds its lock, else
+    None. Testing takes the lock for an instant, and leaves the file as it was."""
+    import fcntl
+
+    try:
+        with open(path, "r+") as f:
+            try:
+                fcntl.lockf(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except (BlockingIOError, PermissionError):
+                return f.read().strip() or "?"
+            fcntl.lockf(f, fcntl.LOCK_UN)
+    except FileNotFoundError:
+        return None
+    return None
 
 
 def report(code, pid, log_dir, stopped):
@@ -154,6 +217,8 @@ def report(code, pid, log_dir, stopped):
     end by itself nor by a signal the launcher forwarded is reported: which process, how it ended, and that its last
     checkpoint is whole (checkpoints are replaced atomically), so that --resume continues."""
     if code == 0 or (code == 128 + stopped and stopped):  # done, or stopped (and saved) by a forwarded signal
+        return code
+    if code == 2:  # refused (a bad flag, a run in use, ...): its own `error:` line says why; there is nothing to resume
         return code
     how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with code {code}"
     print(

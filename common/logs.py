@@ -4,6 +4,7 @@ it wrote (`runs/<run_name>/events.*`)."""
 import bisect
 import json
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -39,10 +40,45 @@ def make_writer(args, run_name, run_dir, process_index):
         run_dir = run_dir / f"collector_seed{args.seed}"
     elif getattr(args, "eval_only", False):
         run_dir = run_dir / "eval_only"
-    writer = SummaryWriter(str(run_dir if process_index == 0 else run_dir / f"process{process_index}"), flush_secs=10)
+    folder = run_dir if process_index == 0 else run_dir / f"process{process_index}"
+    writer = RunWriter(SummaryWriter(str(folder), flush_secs=10), folder)
     table = "\n".join(f"|{k}|{v}|" for k, v in vars(args).items())
     writer.add_text("hyperparameters", f"|param|value|\n|-|-|\n{table}")
     return writer
+
+
+class RunWriter:
+    """A SummaryWriter whose folder may vanish under it (a run folder deleted while the run goes on): tensorboard's
+    writer thread then fails and every later call would raise its error in the middle of an epoch. Once the folder is
+    gone, logs are dropped instead; the script's check at the epoch's end (scale.check_run_dir) stops the run with one
+    line and a checkpoint."""
+
+    def __init__(self, writer, folder):
+        self.writer, self.folder, self.lost = writer, Path(folder), False
+        previous = threading.excepthook
+
+        def quiet(hook_args):  # the writer thread's own traceback, once its folder is gone
+            if isinstance(hook_args.exc_value, OSError) and not self.folder.is_dir():
+                self.lost = True
+                return
+            previous(hook_args)
+
+        threading.excepthook = quiet
+
+    def __getattr__(self, name):  # add_scalar, add_text, flush, close, ...
+        method = getattr(self.writer, name)
+
+        def call(*args, **kwargs):
+            if self.lost:
+                return None
+            try:
+                return method(*args, **kwargs)
+            except OSError:
+                if self.folder.is_dir():
+                    raise
+                self.lost = True
+
+        return call
 
 
 def eval_metrics(returns, names, extra):
@@ -79,6 +115,29 @@ def eval_curve(scalars, start_time, tag="eval/return"):
     """Rows of (minutes since start, env steps, updates, eval return), one per evaluation."""
     updates = updates_at(scalars)
     return [((t - start_time) / 60, step, updates(t), value) for t, step, value in scalars.get(tag, [])]
+
+
+def write_scalars_csv(scalars, path, prefixes=None, start=None, earlier_rows=()):
+    """A long CSV of logged scalars: tag, env_steps, minutes (since `start`, a time; default the run's first logged
+    scalar), value; charts/, losses/, actor/, buffer/, eval/ first, each alphabetical. prefixes: only the tags that
+    start with one of them. earlier_rows: rows of a continued run's CSV, written first. -> the number of tags."""
+    import csv
+
+    order = ("charts/", "losses/", "actor/", "buffer/", "eval/")
+    group = lambda tag: (next((i for i, g in enumerate(order) if tag.startswith(g)), len(order)), tag)  # noqa: E731
+    kept = {t: pts for t, pts in scalars.items() if pts and (prefixes is None or t.startswith(tuple(prefixes)))}
+    if not kept and not earlier_rows:
+        return 0
+    if start is None:
+        start = min(t for points in kept.values() for t, _, _ in points)
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["tag", "env_steps", "minutes", "value"])
+        w.writerows(earlier_rows)
+        for tag in sorted(kept, key=group):
+            for t, step, value in kept[tag]:
+                w.writerow([tag, step, f"{(t - start) / 60:.2f}", f"{value:.6g}"])
+    return len(kept)
 
 
 def print_result(result: dict, record=None):

@@ -2,6 +2,7 @@
 learner at a time holds a run (an OS lock on a file), a buffer records which env's data it holds, temp files of killed
 writers are removed, and Ctrl-C / SIGTERM end the run at a consistent point, so that it can save a checkpoint."""
 
+import contextlib
 import fcntl
 import json
 import os
@@ -10,7 +11,7 @@ import sys
 import threading
 from pathlib import Path
 
-from common.guards import DiskFullError, UserError, disk_error
+from common.guards import RESUME, StorageError, UserError, disk_error
 
 
 def claim_run(buffer_root, ckpt_path, resume, role="learner", join=False):
@@ -22,6 +23,7 @@ def claim_run(buffer_root, ckpt_path, resume, role="learner", join=False):
     joins the buffer as it is. join: a new learner may take a buffer that already holds files (a learner joining its
     collectors, or a run training on another run's buffer); a checkpoint without --resume is still refused."""
     buffer_root, ckpt_path = Path(buffer_root), Path(ckpt_path)
+    RESUME["hint"] = f"--resume --run-name {ckpt_path.parent.name}"  # what a write error's message advises
     try:
         buffer_root.mkdir(parents=True, exist_ok=True)
         lock = open(buffer_root / f"{role}.lock", "a+")
@@ -82,25 +84,40 @@ def pid_alive(pid):
 def write_atomic(path, write):
     """Writes `path` whole or not at all: write(f) fills `.{name}.{pid}.tmp` beside it (binary), which is flushed to the
     disk and renamed over `path`. A reader never sees half a file; the temp file of a writer killed mid-write is
-    removed by remove_stale_tmps at the next start, and that of a failed write at once."""
+    removed by remove_stale_tmps at the next start, and that of a failed write at once. A folder deleted under the
+    writer (rm -rf of a run folder mid-run) is made again and the write retried: the run's own check then sees what
+    else went with it (scale.check_run_dir)."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-    except (OSError, RuntimeError) as e:  # torch's writer reports a full disk as a RuntimeError
-        tmp.unlink(missing_ok=True)
-        kept = "Nothing of it was kept, and the files written before it (checkpoints, trajectories) are whole"
-        full = disk_error(e, path, f"{kept}: free space, then --resume continues from the last checkpoint")
-        if not isinstance(full, DiskFullError):
+    for retry in (True, True, False):
+        try:
+            with open(tmp, "wb") as f:
+                write(f)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+            return
+        except FileNotFoundError:
+            discard(tmp)
+            if not retry or path.parent.is_dir():
+                raise
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except (OSError, RuntimeError) as e:  # torch's writer reports a full disk as a RuntimeError
+            discard(tmp)
+            kept = "Nothing of it was kept, and the files written before it (checkpoints, trajectories) are whole"
+            error = disk_error(e, path, kept)
+            if not isinstance(error, StorageError):  # a full disk or an unwritable folder: one line; else it raises
+                raise
+            raise error from None
+        except BaseException:
+            discard(tmp)
             raise
-        raise full from None
-    except BaseException:
+
+
+def discard(tmp):
+    """Removes a failed write's temp file; one that cannot be removed (a read-only folder) goes at the next start."""
+    with contextlib.suppress(OSError):
         tmp.unlink(missing_ok=True)
-        raise
-    os.replace(tmp, path)
 
 
 def remove_stale_tmps(folder):

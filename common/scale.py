@@ -14,7 +14,8 @@ import numpy as np
 import torch
 from accelerate.utils import broadcast_object_list
 
-from common.checkpoint import CorruptFileError, load_matching, safe_load
+from common.args import FLAGS_FILE, save_flags
+from common.checkpoint import CorruptFileError, load_matching, safe_load, save_checkpoint
 from common.evaluate import evaluate, index_obs
 from common.guards import UserError
 from common.logs import eval_metrics
@@ -90,6 +91,20 @@ def load_latest(path, agent, seen, writer=None, step=0):
     return seen
 
 
+def check_run_dir(run_dir, flags, agent, optimizer, explore, counters):
+    """The learner's check at each epoch's end: a run folder deleted while the run goes on (its flags.json with it)
+    would resume as another model. Its flags and a checkpoint at `counters` are written there again; then the run
+    stops with one line that says how to continue."""
+    if (Path(run_dir) / FLAGS_FILE).exists():
+        return
+    save_flags(run_dir, flags)
+    save_checkpoint(Path(run_dir) / "checkpoint.pt", agent, optimizer, explore, counters)
+    raise UserError(
+        f"the run folder {run_dir} was deleted while the run went on (its logs and checkpoints with it); its flags and "
+        f"a checkpoint of this epoch are written there again: --resume --run-name {Path(run_dir).name} continues"
+    )
+
+
 # ------------------------------------ the learner's status: learner -> collectors ------------------------------------
 def write_status(run_dir, updates, state="running"):
     """{run_dir}/learner.json, written atomically: the learner's pid and host, its update count and its state
@@ -103,15 +118,21 @@ def write_status(run_dir, updates, state="running"):
 def start_learner(run_dir, latest, agent, counters):
     """A learner (--mode learn or both) writes its weights and learner.json ("running") before it waits for data, so
     that its collectors start at once, and learner.json "done" when it exits: a normal end, Ctrl-C / SIGTERM or an
-    error (kill -9 leaves "running" with a dead pid). counters: the run's, whose "updates" the exit writes."""
+    error, a read-only or full run folder included (kill -9 leaves "running" with a dead pid). counters: the run's,
+    whose "updates" the exit writes."""
     save_latest(latest, agent, counters["updates"])
     write_status(run_dir, counters["updates"])
     pid = os.getpid()  # not in forked workers, which exit without atexit handlers anyway
 
-    def done():  # a full disk cannot take it: collectors then read the dead pid, as after kill -9
-        if os.getpid() == pid:
-            with contextlib.suppress(OSError):
-                write_status(run_dir, counters["updates"], "done")
+    def done():
+        if os.getpid() != pid:
+            return
+        try:
+            write_status(run_dir, counters["updates"], "done")
+        except OSError:  # a folder that takes no new file (read-only, full): the same file rewritten in place
+            status = {"pid": pid, "host": socket.gethostname(), "updates": counters["updates"], "state": "done"}
+            with contextlib.suppress(OSError), open(Path(run_dir) / "learner.json", "w") as f:
+                f.write(json.dumps(status))
 
     atexit.register(done)
 
@@ -121,11 +142,14 @@ def learner_status(run_dir):
     killed with kill -9 stays "running"); None when there is no learner.json."""
     try:
         status = json.loads((Path(run_dir) / "learner.json").read_text())
-    except FileNotFoundError:
+    except (FileNotFoundError, ValueError):  # none yet, or one being rewritten in place at the learner's exit
         return None
     here = status.get("host") == socket.gethostname()
     status["live"] = status["state"] == "running" and (not here or pid_alive(status["pid"]))
     return status
+
+
+_forfeited = {}  # run folder -> env steps of the cap that its collectors left unused beyond the burst (a pause)
 
 
 def wait_for_learner(run_dir, args, buffer, stop, epoch, step, poll_s=0.5):
@@ -134,7 +158,10 @@ def wait_for_learner(run_dir, args, buffer, stop, epoch, step, poll_s=0.5):
     earlier run, "done" or with a dead pid, is none); after that, a learner that is not live has ended. With
     --max-steps-per-update c it waits while the run's env steps (all collectors' reports, this one's at `step`) plus
     this epoch's would exceed c * max(learner updates, batches_per_epoch): the learner's first epoch is the allowance.
-    A buffer without a file is never held back, since the learner waits for one."""
+    The cap never runs further ahead of the steps than that allowance (the burst): what a paused or slow collector
+    leaves unused beyond it is forfeited, so that after a pause (SIGSTOP, a busy machine) it resumes at the cap's
+    rate instead of collecting the whole backlog at once. A buffer without a file is never held back, since the
+    learner waits for one."""
     path, said, first = Path(run_dir) / "learner.json", None, epoch == 0
     epoch_steps = args.timesteps_per_epoch * args.num_envs
     while not stop:
@@ -149,7 +176,12 @@ def wait_for_learner(run_dir, args, buffer, stop, epoch, step, poll_s=0.5):
             return True
         else:
             first, steps = False, collector_steps(run_dir, own=step)
+            burst = args.max_steps_per_update * args.batches_per_epoch
             allowed = args.max_steps_per_update * max(status["updates"], args.batches_per_epoch)
+            unused = allowed - _forfeited.get(str(run_dir), 0) - steps
+            if unused > burst:  # fell behind the cap: keep one burst of it
+                _forfeited[str(run_dir)] = _forfeited.get(str(run_dir), 0) + unused - burst
+            allowed -= _forfeited.get(str(run_dir), 0)
             if steps + epoch_steps <= allowed:
                 return True
             message = (
@@ -161,6 +193,29 @@ def wait_for_learner(run_dir, args, buffer, stop, epoch, step, poll_s=0.5):
             said = message
         time.sleep(poll_s)
     return False
+
+
+STALE_S = 60.0  # seconds without a new trajectory file before a learner of collectors says so
+_stale = {"said": False}
+
+
+def notice_stale_data(args, buffer):
+    """A learner of collector processes (--mode learn), at each epoch's end: one line when no new trajectory file has
+    reached the buffer for STALE_S seconds (its collectors paused, stopped or failing), and one when files come again;
+    meanwhile it trains on the buffer as it is. buffer.last_arrival: the learner's own clock at the last new file."""
+    if args.mode != "learn":
+        return
+    idle = time.monotonic() - buffer.last_arrival
+    if idle >= STALE_S and not _stale["said"]:
+        print(
+            f"learner: no new trajectory files in {buffer.fifo} for {idle:.0f} s (collectors paused, stopped or "
+            "failing? their logs: runs/<run>/collector*.log); training goes on with the buffer as it is",
+            flush=True,
+        )
+        _stale["said"] = True
+    elif idle < STALE_S and _stale["said"]:
+        print("learner: new trajectory files again", flush=True)
+        _stale["said"] = False
 
 
 def load_weights(path, agent):

@@ -3,6 +3,7 @@ what was wrong (the env id, step, key, file or flag) and what is accepted. The e
 the scripts reach them as `--env-id tests.test_faults:<id>`."""
 
 import contextlib
+import json
 import os
 import random
 import re
@@ -723,3 +724,228 @@ def test_buffer_folders_list_only_trajectory_files_and_name_the_rest(tmp_path):
         warnings.simplefilter("error")  # once per name
         assert list_trajectory_files(tmp_path) == [str(tmp_path / "1_a.npz")]
         assert list_trajectory_files(tmp_path / "missing") == []
+
+
+# ---------------------------------------------- faults of multi-process runs ----------------------------------------------
+@pytest.mark.parametrize("skew_s", [3600, -3600], ids=["ahead", "behind"])
+def test_a_writer_whose_clock_is_an_hour_off_never_gets_a_fresh_file_evicted(tmp_path, monkeypatch, skew_s):
+    """FIFO eviction follows the order in which the learner first lists the files, never the writer's clock in their
+    names. Ahead: a collector's files named an hour in the future, then a resumed learner with a true clock. Behind:
+    its files written beside the learner's, named an hour in the past. In every epoch the files kept are the newest
+    to arrive (a name-sorted FIFO keeps the stale +1h files and deletes each fresh one as it comes)."""
+    real = time.time_ns
+
+    def writer(offset_s):
+        monkeypatch.setattr(amago_agent.time, "time_ns", lambda: real() + offset_s * 10**9)
+        return amago_agent.DiskReplayBuffer(tmp_path, 4, max_seq_len=4, action_dim=3, discrete=True)
+
+    def write(buffer):
+        obs = [
+            {"obs": {"observation": np.zeros(2, np.float32)}, "rl2": np.zeros(4, np.float32), "time": t} for t in (0, 1)
+        ]
+        buffer.save({"obs": obs, "actions": [0], "rewards": [0.0], "terminated": [True]})
+        return set(os.listdir(buffer.fifo))
+
+    arrived = []  # file names in the order they were written
+    if skew_s > 0:  # a skewed collector's files, then the learner (resumed) lists them first
+        for _ in range(4):
+            arrived += sorted(write(writer(skew_s)) - set(arrived))
+    learner = writer(0)
+    learner.delete_oldest()
+    for epoch in range(6):
+        for offset in (0, skew_s) if skew_s < 0 else (0,):  # behind: the skewed writer works beside the learner
+            monkeypatch.setattr(amago_agent.time, "time_ns", lambda o=offset: real() + o * 10**9)
+            arrived += sorted(write(learner) - set(arrived))
+        learner.delete_oldest()
+        kept = sorted(os.listdir(learner.fifo))
+        assert kept == sorted(arrived[-4:]), f"epoch {epoch}: kept {kept}, the newest {arrived[-4:]}"
+
+
+def test_a_missing_flags_file_is_refused_on_resume_when_the_buffer_holds_data(tmp_path, finished_run):
+    """A run folder deleted by hand (its flags.json and checkpoint with it) while the buffer keeps the run's files:
+    --resume names what is missing and how to go on, in one line, instead of rebuilding the default model."""
+    saved = copy_run(finished_run, tmp_path)
+    shutil.rmtree(tmp_path / "runs/r")
+    out = run_script(tmp_path, check=False, **{**RUN, "resume": True})
+    lines = [line for line in out.stderr.splitlines() if line.strip()]
+    assert out.returncode == 2 and len(lines) == 1, out.stderr[-2000:]
+    assert "runs/r/flags.json is missing" in lines[0] and "buffers/r holds" in lines[0] and "--dset-name r" in lines[0]
+    saved = {p: b for p, b in saved.items() if p.exists()}
+    assert unchanged(saved) and not (tmp_path / "runs/r/checkpoint.pt").exists()
+
+
+def test_a_run_folder_deleted_mid_run_ends_with_one_line_and_a_checkpoint_to_resume(tmp_path):
+    """rm -rf runs/r while the run goes on: no traceback (tensorboard's writer loses its folder too); the run writes
+    its flags and a checkpoint there again and stops with one line; --resume then rebuilds the run's own model."""
+    args = {**RUN, "total_timesteps": 100_000, "timesteps_per_epoch": 20, "batches_per_epoch": 20, "eval_interval": 0}
+    small = {"d_model": 8, "n_heads": 2}  # not the default sizes: a resume from the defaults would build another model
+    proc = start_script(tmp_path, **{**args, **small, "checkpoint_interval": 0})  # only the check writes one
+    while not (tmp_path / "runs/r/flags.json").exists() and proc.poll() is None:
+        time.sleep(0.05)
+    time.sleep(1.0)  # mid-run
+    while (tmp_path / "runs/r/flags.json").exists():  # rm -rf, again if the run wrote a file into it meanwhile
+        shutil.rmtree(tmp_path / "runs/r", ignore_errors=True)
+    stdout, stderr = finish(proc)
+    lines = [ln for ln in stderr.replace("\r", "\n").splitlines() if ln.strip() and " env steps [" not in ln]
+    assert proc.returncode == 2 and "Traceback" not in stderr and len(lines) == 1, stderr[-3000:]
+    assert lines[0].startswith("error: the run folder runs/r was deleted") and "--resume --run-name r" in lines[0]
+    epoch = ckpt(tmp_path)["counters"]["epoch"]
+    env = {"PYTHONPATH": str(ROOT), "PATH": os.environ["PATH"], "OMP_NUM_THREADS": "1"}
+    again = ["--run-name", "r", "--resume", "--total-timesteps", str((epoch + 1) * 40)]  # every other flag: the run's
+    out = subprocess.run([sys.executable, str(SCRIPT), *again], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert out.returncode == 0 and f"resumed r at epoch {epoch}" in out.stdout, out.stderr[-2000:]
+    built = [
+        re.search(r"r: discrete actions, transformer memory, ([\d,]+) parameters", o)[1] for o in (stdout, out.stdout)
+    ]
+    assert built[0] == built[1] != "264,286"  # the run's model, not the default one
+
+
+@pytest.mark.parametrize("where", ["buffers/r/fifo", "runs/r"])
+def test_a_folder_that_turns_read_only_is_one_line_and_the_learner_is_not_left_running(tmp_path, where):
+    """chattr +i on the buffer's fifo/ or on the run folder mid-run (skipped where chattr is not allowed): the run
+    stops with one `error:` line naming the file, what is intact and the resume command; learner.json is not left
+    "running", and after chattr -i the run resumes."""
+    args = {**RUN, "total_timesteps": 100_000, "timesteps_per_epoch": 20, "batches_per_epoch": 20, "eval_interval": 0}
+    proc = start_script(tmp_path, **args)
+    while not (tmp_path / "runs/r/checkpoint.pt").exists() and proc.poll() is None:
+        time.sleep(0.05)
+    locked = tmp_path / where
+    if subprocess.run(["chattr", "+i", str(locked)], capture_output=True).returncode:
+        os.killpg(proc.pid, signal.SIGKILL)
+        pytest.skip("chattr +i is not allowed here")
+    try:
+        _, stderr = finish(proc)
+        status = json.loads((tmp_path / "runs/r/learner.json").read_text())
+    finally:
+        subprocess.run(["chattr", "-i", str(locked)])
+    lines = [ln for ln in stderr.replace("\r", "\n").splitlines() if ln.strip() and " env steps [" not in ln]
+    assert proc.returncode == 1 and "Traceback" not in stderr and len(lines) == 1, stderr[-3000:]
+    assert re.match(rf"error: cannot write {where}/\S+: (permission denied|read-only file system)\. Nothing", lines[0])
+    assert f"make {where} writable again, then --resume --run-name r continues" in lines[0]
+    assert status["state"] == "done"
+    out = run_script(
+        tmp_path, **{**args, "resume": True, "total_timesteps": (ckpt(tmp_path)["counters"]["epoch"] + 1) * 40}
+    )
+    assert "resumed r at epoch" in out.stdout
+
+
+def test_an_unwritable_file_names_what_is_intact_and_how_to_continue(tmp_path, monkeypatch):
+    """EACCES, EPERM and EROFS, like ENOSPC: a StorageError naming the file, the cause and the remedy."""
+    import errno
+
+    from common.guards import StorageError
+
+    buffer = amago_agent.DiskReplayBuffer(tmp_path / "b", 10, max_seq_len=4, action_dim=3, discrete=True)
+    obs = [{"obs": {"observation": np.zeros(2, np.float32)}, "rl2": np.zeros(4, np.float32), "time": t} for t in (0, 1)]
+    traj = {"obs": obs, "actions": [0], "rewards": [0.0], "terminated": [True]}
+    for code, cause in (
+        (errno.EACCES, "permission denied"),
+        (errno.EPERM, "permission denied"),
+        (errno.EROFS, "read-only file system"),
+    ):
+
+        def refuse(f, code=code, **arrays):
+            raise OSError(code, os.strerror(code))
+
+        monkeypatch.setattr(amago_agent.np, "savez", refuse)
+        with pytest.raises(
+            StorageError,
+            match=rf"cannot write {buffer.fifo}/\S+\.npz: {cause}\. Nothing.*make {buffer.fifo} writable again",
+        ):
+            buffer.save(traj)
+    assert os.listdir(buffer.fifo) == []  # no temp file left
+
+
+def test_the_launchers_resume_gives_collectors_the_runs_flags(tmp_path):
+    """A run of non-default sizes, continued with `python -m common.launch ... --resume` and no size flags: its
+    collector takes the run's flags (runs/r/flags.json), so it acts with the learner's weights instead of dying."""
+    env = {"PYTHONPATH": str(ROOT), "PATH": os.environ["PATH"], "OMP_NUM_THREADS": "1"}
+    launch = [sys.executable, "-m", "common.launch", "--collectors", "1", "--steps-per-update", "0", str(SCRIPT)]
+    first = {**TINY_RUN, **RUN, "d_model": 8, "n_heads": 2, "total_timesteps": 80, "eval_interval": 0}
+    out = subprocess.run([*launch, *flags(**first)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    (tmp_path / "runs/r/collector0.log").unlink()
+    again = ["--run-name", "r", "--resume", "--total-timesteps", "160", "--num-workers", "0"]
+    out = subprocess.run([*launch, *again], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    log = (tmp_path / "runs/r/collector0.log").read_text()
+    assert out.returncode == 0 and "do not fit" not in log and "error:" not in log, out.stderr[-2000:] + log
+    assert "acting with the policy of update" in log and "collector 0 ended (exit code 0)" in out.stdout
+
+
+def test_a_collector_that_dies_early_stops_the_run_with_one_line(tmp_path):
+    """A collector that exits while its learner runs (here: a flag only it gets, refused) stops the run at once with
+    one line naming it, its exit code and its log's last line; the learner saves its checkpoint and ends."""
+    env = {"PYTHONPATH": str(ROOT), "PATH": os.environ["PATH"], "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-m", "common.launch", "--collectors", "1", "--collector-flags", "--eps-floor 2"]
+    cmd += [str(SCRIPT), *flags(**{**TINY_RUN, **RUN, "total_timesteps": 100_000})]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stdout, stderr = finish(proc)
+    launch = [ln for ln in stderr.splitlines() if ln.startswith("launch:")]
+    assert proc.returncode == 1 and len(launch) == 1, stderr[-2000:]
+    assert "collector 0" in launch[0] and "exit code 2" in launch[0] and "--eps-floor must lie in [0, 1]" in launch[0]
+    assert json.loads((tmp_path / "runs/r/learner.json").read_text())["state"] == "done"
+
+
+def test_a_second_launcher_on_a_live_run_is_refused_before_it_starts_anything(tmp_path):
+    """One line naming the holder, no `add --resume` advice, and no collector appending to the live run's log."""
+    with run_held_by_another_process(tmp_path) as pid:
+        env = {"PYTHONPATH": str(ROOT), "PATH": os.environ["PATH"], "OMP_NUM_THREADS": "1"}
+        cmd = [sys.executable, "-m", "common.launch", str(SCRIPT), *flags(**{**TINY_RUN, **RUN})]
+        out = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    lines = [ln for ln in out.stderr.splitlines() if ln.strip()]
+    assert out.returncode == 2 and len(lines) == 1, out.stderr[-2000:]
+    assert f"run 'r' is in use by another learner (PID {pid}" in lines[0] and "--resume" not in lines[0]
+    assert not (tmp_path / "runs/r/collector0.log").exists() and out.stdout == ""
+
+
+def test_a_learner_says_when_its_collectors_files_stop_and_come_again(monkeypatch, capsys):
+    """--mode learn: one line after STALE_S seconds without a new trajectory file, one when they come again; a
+    learner that collects itself says nothing."""
+    from types import SimpleNamespace
+
+    import common.scale as scale
+
+    buffer = SimpleNamespace(fifo=Path("buffers/r/fifo"), last_arrival=time.monotonic())
+    learn, both = SimpleNamespace(mode="learn"), SimpleNamespace(mode="both")
+    scale.notice_stale_data(learn, buffer)
+    assert capsys.readouterr().out == ""
+    buffer.last_arrival -= scale.STALE_S + 1
+    scale.notice_stale_data(both, buffer)
+    assert capsys.readouterr().out == ""
+    for _ in range(3):
+        scale.notice_stale_data(learn, buffer)
+    said = capsys.readouterr().out.splitlines()
+    assert len(said) == 1 and said[0].startswith("learner: no new trajectory files in buffers/r/fifo for 61 s")
+    buffer.last_arrival = time.monotonic()
+    scale.notice_stale_data(learn, buffer)
+    assert capsys.readouterr().out == "learner: new trajectory files again\n"
+
+
+def test_a_paused_collector_resumes_at_the_caps_rate_not_in_a_burst(tmp_path):
+    """--max-steps-per-update 16, 200 updates an epoch: a collector paused while its learner made 2,000 updates may
+    run ahead of the cap by one learner epoch's allowance (3,200 env steps), not collect the whole backlog (32,000)."""
+    from types import SimpleNamespace
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_scale import StopAfter, learner_json
+
+    from common.scale import wait_for_learner
+
+    run = tmp_path / "run"
+    args = SimpleNamespace(max_steps_per_update=16.0, batches_per_epoch=200, timesteps_per_epoch=100, num_envs=8)
+    files = SimpleNamespace(files=lambda: ["a.npz"])
+    learner_json(run, os.getpid(), "running", 200)
+    step = 0
+    while wait_for_learner(run, args, files, StopAfter(1), 1, step, poll_s=0.01):
+        step += 800  # one epoch of 8 actors x 100 steps
+    assert step == 3200  # the cap: 16 x 200 updates
+    learner_json(run, os.getpid(), "running", 2200)  # the collector was paused (SIGSTOP) meanwhile
+    resumed = step
+    while wait_for_learner(run, args, files, StopAfter(1), 1, step, poll_s=0.01):
+        step += 800
+    assert step - resumed == 3200  # one epoch's allowance, then the cap's rate: it waits for updates
+    learner_json(run, os.getpid(), "running", 2300)
+    before = step
+    while wait_for_learner(run, args, files, StopAfter(1), 1, step, poll_s=0.01):
+        step += 800
+    assert step - before == 1600  # 100 more updates: 1,600 more env steps

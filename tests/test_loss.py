@@ -137,3 +137,35 @@ def test_target_networks_follow_by_ema():
     agent.update_targets()
     for b, t, o in zip(before, agent.target_critics.parameters(), agent.critics.parameters()):
         torch.testing.assert_close(t, 0.5 * b + 0.5 * o)
+
+
+@pytest.mark.parametrize("module", ["amago_agent", "amago_multitask"])
+def test_box_actor_health_shows_a_saturated_actor_as_saturated(module):
+    """actor/*: a greedy action pinned in tanh's corner reads |a| ~ 1 with no spread over states; a healthy one does
+    not. Each scalar is checked against its definition on the same parameters, padding left out."""
+    import importlib
+
+    agent, _ = make_agent("box", importlib.import_module(module))
+    agent.eval()  # no dropout: the second agent below must compute the same states
+    batch = random_batch(agent)
+    out = agent.actor.net[-1]  # the last layer: (G * 2A) outputs, per gamma [mu (A), raw std (A)]
+    with torch.no_grad():
+        _, healthy = agent(batch)
+        out.weight.zero_()
+        out.bias.view(-1, 2, agent.A)[:, 0] = torch.tensor([6.0, -6.0])  # mu = +6, -6 in every state
+        out.bias.view(-1, 2, agent.A)[:, 1] = 10.0  # raw std -> tanh 1: the largest std, e^2
+        _, pinned = agent(batch)
+    assert pinned["actor/greedy_abs_action"] > 0.9999 and pinned["actor/greedy_action_spread"] < 1e-6
+    torch.testing.assert_close(pinned["actor/pre_tanh_std"], torch.tensor(2.0).exp())
+    assert healthy["actor/greedy_abs_action"] < 0.5 and healthy["actor/greedy_action_spread"] > 1e-3
+    # the healthy values are the definitions' over the real (unpadded) transitions, for the acting (last) gamma
+    with torch.no_grad():
+        agent2, _ = make_agent("box", importlib.import_module(module))
+        agent2.eval()
+        s = agent2.traj(agent2.embed(batch["obs"], batch["rl2"], batch["mask"]), batch["time"])
+        mu, std = agent2.actor.mu_std(agent2.actor(s)[:, :-1, -1])
+    real = batch["mask"][:, 1:]
+    a = torch.tanh(mu)[real]  # (n, A)
+    torch.testing.assert_close(healthy["actor/greedy_abs_action"], a.abs().mean())
+    torch.testing.assert_close(healthy["actor/greedy_action_spread"], a.std(0, unbiased=False).mean())
+    torch.testing.assert_close(healthy["actor/pre_tanh_std"], std[real].mean())

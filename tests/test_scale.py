@@ -278,7 +278,7 @@ def test_launcher_sets_the_roles(flag):
         commands("amago_agent.py", [flag, "learn"] if flag == "--mode" else [flag], 1, None)
     shared = ["--seed", "3", "--resume", "--run-name", "r", "--total-timesteps", "500"]
     name, collect, learner = commands("s.py", shared, 2, "torchrun --nproc_per_node 2", "--no-cuda", 16.0)
-    assert name == "r" and [c[-1] for c in collect] == ["1003", "2003"] and all("--resume" not in c for c in collect)
+    assert name == "r" and [c[-1] for c in collect] == ["1003", "2003"] and all("--resume" in c for c in collect)
     assert learner[:3] == ["torchrun", "--nproc_per_node", "2"] and "--resume" in learner
     assert learner[-2:] == ["--mode", "learn"] and flag_value(learner, "--total-timesteps") == "500"
     for c in collect:  # the learner's end ends a collector, not its --total-timesteps; the cap and their own flags

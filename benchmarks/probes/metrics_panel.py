@@ -9,32 +9,21 @@ steps. Used by benchmarks/guide_metrics.sh; benchmarks/plot.py leaves this recip
 """
 
 import argparse
-import csv
 import math
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-from common.logs import read_scalars  # noqa: E402
+from common.logs import read_scalars, write_scalars_csv  # noqa: E402
 
-GROUPS = ("charts/", "losses/", "buffer/", "eval/")
+GROUPS = ("charts/", "losses/", "actor/", "buffer/", "eval/")
 
 
 def tag_order(tag):
-    """charts, losses, buffer, eval, then anything else; alphabetical within a group."""
+    """charts, losses, actor, buffer, eval, then anything else; alphabetical within a group (as the CSV)."""
     group = next((i for i, g in enumerate(GROUPS) if tag.startswith(g)), len(GROUPS))
     return group, tag
-
-
-def write_csv(scalars, path):
-    start = min(t for points in scalars.values() for t, _, _ in points)
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["tag", "env_steps", "minutes", "value"])
-        for tag in sorted(scalars, key=tag_order):
-            for t, step, value in scalars[tag]:
-                w.writerow([tag, step, f"{(t - start) / 60:.2f}", f"{value:.6g}"])
 
 
 def draw(scalars, path, title, cols=5):
@@ -82,7 +71,7 @@ def main():
     results = ROOT / "benchmarks" / "results"
     (results / a.recipe).mkdir(parents=True, exist_ok=True)
     csv_path = results / a.recipe / f"{a.name}_scalars.csv"
-    write_csv(scalars, csv_path)
+    write_scalars_csv(scalars, csv_path)
     if a.tags:  # a part of the run's scalars: the CSV alone (the recipe's figure is plot.py's)
         print(f"wrote {csv_path.relative_to(ROOT)} ({len(scalars)} tags)")
         return

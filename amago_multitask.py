@@ -47,11 +47,11 @@ except ImportError as e:  # copied without common/, or another `common` first on
         raise
     print(f"error: {Path(__file__).name} needs amago-clean's folder common/ beside it ({e})", file=sys.stderr)
     sys.exit(2)
-from common.args import check_args, parse_flags, resolve_env_ids, restore_flags, save_flags
+from common.args import check_args, note_unread_flags, parse_flags, resolve_env_ids, restore_flags, save_flags
 from common.batch import make_loader, to_device
 from common.checkpoint import load_checkpoint, save_checkpoint
 from common.compiled import compiled_acting, compiled_update
-from common.evaluate import LOG_PREFIX, index_obs, obs_to_torch
+from common.evaluate import LOG_PREFIX, eval_seed, index_obs, obs_to_torch
 from common.guards import FileCache, UserError, check_finite, env_errors, list_trajectory_files, read_trajectory
 from common.hooks import load_hook
 from common.kernels import flash_attention, mamba_scan
@@ -74,9 +74,9 @@ class Args:
     seed: int = 1
     """seed of the experiment"""
     torch_deterministic: bool = True
-    """if toggled, `torch.backends.cudnn.deterministic=True`"""
+    """`torch.backends.cudnn.deterministic=True` (--no-torch-deterministic: off)"""
     cuda: bool = True
-    """if toggled, cuda will be used when available"""
+    """use cuda when available (--no-cuda: the CPU)"""
     track: bool = False
     """if toggled, this experiment will be tracked with Weights and Biases"""
     wandb_project_name: str = "amago-clean"
@@ -209,7 +209,7 @@ class Args:
     tau: float = 0.003
     """EMA rate of the target actor and critics"""
     popart: bool = True
-    """track PopArt statistics of the TD targets: AMAGO-2 uses them only to scale the optional online term"""
+    """track PopArt statistics of the TD targets: AMAGO-2 uses them only to scale the optional online term (--no-popart: off)"""
     n_step: int = 1
     """n-step TD targets"""
     discrete_clip: tuple[float, float] = (1e-3, 0.99)
@@ -279,7 +279,7 @@ class Args:
     eval_max_steps: int = 100_000
     """evaluation stops after this many steps per actor, with a warning (an env that never ends cannot hang a run)"""
     eval_greedy: bool = True  # deviation: the reference samples in evaluation
-    """evaluate with the argmax / mean action instead of sampling"""
+    """evaluate with the argmax / mean action (--no-eval-greedy: sampled actions)"""
     eval_sampled_too: bool = False
     # a greedy policy can loop (turning in place, pushing into a wall) where sampling does not: benchmarks/README.md
     """also evaluate the same episodes with sampled actions, logged as eval_sampled/..."""
@@ -1553,7 +1553,7 @@ def due(every, epoch, last):  # every `every` epochs (0: never), and at the last
 
 def evaluate_and_log(args, policy, eval_envs, accelerator, writer, counters):
     """One evaluation (eval/, and eval_sampled/ with --eval-sampled-too), logged at the run's env step -> its return."""
-    seed = args.seed + 10_000 + counters["epoch"] * args.num_envs  # same-seed runs see the same eval episodes
+    seed = eval_seed(args.seed, counters["epoch"], args.num_envs)  # the same episodes for the same seed only
     ev = scale.evaluations(args, policy, eval_envs, accelerator.device, seed, accelerator)
     for k, v in ev.items():
         writer.add_scalar(k, v, counters["global_step"])
@@ -1677,10 +1677,15 @@ if __name__ == "__main__":
         policy.get_actions = compiled_acting(policy.get_actions, policy, accelerator)
     num_params = sum(p.numel() for p in policy.trainable_parameters())
     print(f"{run_name}: {policy.kind} actions, {args.traj_encoder} memory, {num_params:,} parameters, {device}")
+    if main_process:  # e.g. --discrete-clip with Box actions: said, not silently ignored
+        note_unread_flags(args, sys.argv[1:], policy.kind, isinstance(policy.tstep, CNNTstepEncoder))
 
     # TRY NOT TO MODIFY: start the game
     start_time, start_step = time.time(), counters["global_step"]
     next_eval = start_time + 60 * min(args.eval_minutes, 2.0)  # the first eval within 2 minutes, then --eval-minutes
+    # the --eval-minutes clock is read between env steps and between updates too: a long rollout or epoch still reports
+    # on time (a collector never evaluates); the time evaluations take is left out of the epoch's rates
+    clock = bool(args.eval_interval) and args.eval_minutes > 0 and args.mode != "collect"
     with env_errors(args.env_id, counters["global_step"], ckpt_path, saved_epoch):  # names the env and what is saved
         obs, _ = envs.reset(seed=args.seed + counters["epoch"])
     for i in range(args.num_envs):
@@ -1707,10 +1712,14 @@ if __name__ == "__main__":
             seen = scale.load_latest(latest, policy, seen, writer, counters["global_step"])
         # ALGO LOGIC: collect timesteps_per_epoch steps per actor
         policy.eval()  # acting: no dropout, and sigma-reparam layers cache their weights (SigmaReparam.train)
-        t0 = time.time()
+        t0, eval_s = time.time(), 0.0
         for _ in range(args.timesteps_per_epoch if collect else 0):
             if stop:
                 break
+            if clock and scale.agree(accelerator, time.time() >= next_eval):
+                t_eval, next_eval = time.time(), time.time() + 60 * args.eval_minutes
+                progress.evaluated(evaluate_and_log(args, policy, eval_envs, accelerator, writer, counters))
+                eval_s += time.time() - t_eval
             # every actor, none, or the (N,) episodes drawn greedy (--greedy-episodes)
             greedy = explore.greedy.all() or explore.greedy.any() and torch.from_numpy(explore.greedy).to(device)
             a, hidden = policy.get_actions(*obs_to_torch(obs, device), hidden, greedy=greedy)
@@ -1743,14 +1752,14 @@ if __name__ == "__main__":
             # TRY NOT TO MODIFY: CRUCIAL step easy to overlook
             obs = next_obs
             hidden = policy.traj.reset_hidden(hidden, torch.as_tensor(done, device=device))
-        collect_sps = steps_per_epoch * collect / (time.time() - t0)
+        collect_sps = steps_per_epoch * collect / (time.time() - t0 - eval_s)
         if owner:  # the only process that deletes files
             for k, v in buffer.delete_oldest().items():
                 writer.add_scalar(k, v, counters["global_step"])
             scale.notice_stale_data(args, buffer)  # --mode learn: says so when the collectors' files stop coming
 
         # ALGO LOGIC: training
-        t0, metrics, updates0 = time.time(), {}, counters["updates"]
+        t0, metrics, updates0, eval_s = time.time(), {}, counters["updates"], 0.0
         if learn and loader is None and buffer.files():  # DataLoader workers read the buffer while the update runs
             loader = make_loader(buffer, args.batch_size, args.num_workers, collate)
         if learn and loader is not None:
@@ -1762,15 +1771,14 @@ if __name__ == "__main__":
                 metrics = train_step(agent, optimizer, accelerator, batches, args, counters["updates"])
                 counters["updates"] += 1
                 progress.show(counters)
-                # the --eval-minutes clock is read between updates too: an epoch longer than it still reports on time
-                clock = bool(args.eval_interval) and args.eval_minutes > 0
                 if clock and scale.agree(accelerator, not stop and time.time() >= next_eval):
-                    next_eval = time.time() + 60 * args.eval_minutes
+                    t_eval, next_eval = time.time(), time.time() + 60 * args.eval_minutes
                     progress.evaluated(evaluate_and_log(args, policy, eval_envs, accelerator, writer, counters))
+                    eval_s += time.time() - t_eval
             for k, v in metrics.items():
                 writer.add_scalar(k, v.item(), counters["global_step"])  # each process its own batches' metrics
             if counters["updates"] > updates0:  # the rate of the updates made (a stop can cut the epoch short)
-                ups = (counters["updates"] - updates0) / (time.time() - t0)
+                ups = (counters["updates"] - updates0) / (time.time() - t0 - eval_s)
                 writer.add_scalar("charts/updates_per_s", ups, counters["global_step"])
             writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], counters["global_step"])
         if owner:  # a run folder deleted meanwhile: its flags and this epoch's checkpoint written again, then a stop

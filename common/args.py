@@ -72,7 +72,7 @@ def in_sections(cls):
         inner = [
             (
                 name,
-                typing.Annotated[types[name], tyro.conf.arg(help=docs[name])],
+                typing.Annotated[types[name], tyro.conf.arg(help=docs.get(name, ""))],  # a field of yours may have none
                 dataclasses.field(default=fields[name].default),
             )
             for name in names
@@ -267,6 +267,38 @@ def resolve_env_ids(args):
                     "the envs of one run (--env-id, --eval-env-id) must share observation and action spaces"
                 )
     return ",".join(val if args.eval_only else train), ",".join(val)  # --eval-only: the "training" envs record video
+
+
+# flags that only some agents read: name -> (what reads it, whether this agent does: f(args, action kind, uses a CNN))
+READ_BY = {
+    "discrete_clip": ("Discrete actions", lambda a, kind, cnn: kind == "discrete"),
+    "gumbel_temperature": ("Discrete actions", lambda a, kind, cnn: kind == "discrete"),
+    **{
+        name: ("--traj-encoder transformer", lambda a, kind, cnn: a.traj_encoder == "transformer")
+        for name in "n_heads d_ff dropout window_size pos_emb max_time_idx".split()
+    },
+    "d_state": ("--traj-encoder mamba", lambda a, kind, cnn: a.traj_encoder == "mamba"),
+    **{
+        name: ("--exploration bilevel", lambda a, kind, cnn: a.exploration == "bilevel")
+        for name in "bilevel_horizon bilevel_eps_end".split()
+    },
+    **{
+        name: ("image observations (a CNN timestep encoder)", lambda a, kind, cnn: cnn)
+        for name in "cnn cnn_channels cnn_kernels cnn_strides image_layout aug_frac aug_pad".split()
+    },
+}
+
+
+def note_unread_flags(args, argv, kind, cnn):
+    """One line per flag given on the command line that this agent does not read (e.g. --discrete-clip with Box
+    actions, --n-heads with a GRU): a run trains without it, which a user should know before reading its results."""
+    for name in sorted(given_flags(argv) & READ_BY.keys()):
+        reader, reads = READ_BY[name]
+        if hasattr(args, name) and not reads(args, kind, cnn):
+            print(
+                f"note: --{name.replace('_', '-')} is read only with {reader}; this run ({kind} actions, "
+                f"--traj-encoder {args.traj_encoder}) does not use it"
+            )
 
 
 # ---------------------------------------------- a run's flags, for --resume ----------------------------------------------

@@ -12,6 +12,14 @@ from common.guards import check_eval_ended
 LOG_PREFIX = "AMAGO_LOG_METRIC"  # envs report extra eval metrics as info[f"{LOG_PREFIX} success"] etc.
 
 
+def eval_seed(seed, epoch, num_envs):
+    """The reset seed of a run's evaluation at `epoch` (actor i resets with it + i): the same for same-seed runs, and
+    apart for runs of other seeds (125,000 epochs of 8 actors each before two seeds' evaluations meet; below 2^31, as
+    some simulators want, for seeds up to 2,000), so that the seeds of a results table are independent samples of the
+    eval tasks, not mostly the same episodes."""
+    return 10_000 + seed * 1_000_003 + epoch * num_envs
+
+
 def index_obs(obs, i):
     """Actor i's slice of a (nested) batched observation dict."""
     return {k: index_obs(v, i) for k, v in obs.items()} if isinstance(obs, dict) else obs[i]

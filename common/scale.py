@@ -16,7 +16,7 @@ from accelerate.utils import broadcast_object_list
 
 from common.args import FLAGS_FILE, save_flags
 from common.checkpoint import CorruptFileError, load_matching, safe_load, save_checkpoint
-from common.evaluate import evaluate, index_obs
+from common.evaluate import eval_seed, evaluate, index_obs
 from common.guards import UserError
 from common.logs import eval_metrics
 from common.rundir import claim_run, pid_alive, write_atomic
@@ -307,7 +307,7 @@ def eval_only(args, agent, ckpt_path, eval_envs, trajs, device):
         trajs.buffer.fifo = Path(args.save_trajs_to)  # the buffer's writer, pointed at another folder
         trajs.buffer.fifo.mkdir(parents=True, exist_ok=True)
         eval_envs = RecordTrajs(eval_envs, trajs)
-    seed = args.seed + 10_000  # as a run's evaluations
+    seed = eval_seed(args.seed, 0, args.num_envs)  # as a run's evaluations
     sampled_too = args.eval_sampled_too and not args.save_trajs_to  # saved trajectories: the greedy episodes only
     ev = evaluations(args, agent, eval_envs, device, seed, sampled_too=sampled_too)
     print(json.dumps({k: float(np.asarray(v)) for k, v in ev.items()}), flush=True)

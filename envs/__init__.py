@@ -13,6 +13,9 @@ import importlib.util
 import gymnasium as gym
 
 LOG_PREFIX = "AMAGO_LOG_METRIC"  # info keys starting with this are averaged and logged per env name at eval
+# HalfCheetah-Vel's evaluation set: the midpoints of 8 equal bins of [0, 3]. A velocity-blind policy's best error on it
+# is exactly the uniform task's, 0.75 (any speed in [1.3125, 1.6875])
+EVEN_TARGETS = tuple(3.0 * (i + 0.5) / 8 for i in range(8))
 
 
 def require(module: str, pip_name: str):
@@ -47,6 +50,8 @@ _ENVS = {
         {"room_size": 5, "episode_length": 20, "meta_horizon": 200, "light_room": True},
     ),
     "HalfCheetahVel-v0": "envs.half_cheetah_vel:HalfCheetahVel",
+    # its evaluation set: 8 fixed targets (EVEN_TARGETS), one per actor of an 8-actor evaluation
+    "HalfCheetahVel-Even8-v0": ("envs.half_cheetah_vel:HalfCheetahVel", {"targets": EVEN_TARGETS}),
     # sparse-reward meta-RL with Box actions: a goal hidden on a half circle, 3 attempts of 60 steps
     "SparsePointRobot-v0": "envs.point_robot:SparsePointRobot",
     "MazeRunner-v0": "envs.mazerunner:MazeRunner",

@@ -4,7 +4,8 @@
     python amago_agent.py --env-id envs:HalfCheetahVel-v0      (needs `pip install "gymnasium[mujoco]"`)
 
 Each reset draws a hidden target velocity v* ~ U[0, 3] (`task_min_velocity`, `task_max_velocity`); the agent has
-to infer it from the rewards it gets while running:
+to infer it from the rewards it gets while running. envs:HalfCheetahVel-Even8-v0, for evaluation, takes v* from 8
+fixed, evenly spread targets instead (EVEN_TARGETS: 0.19, 0.56, ..., 2.81), one per actor of an 8-actor evaluation:
 
     reward = -|v - v*| - 0.05 * sum(action^2)        (v: forward velocity of the torso)
 
@@ -19,7 +20,7 @@ from typing import Optional
 import numpy as np
 from gymnasium.envs.mujoco.half_cheetah_v5 import HalfCheetahEnv
 
-from envs import LOG_PREFIX
+from envs import EVEN_TARGETS, LOG_PREFIX  # noqa: F401 (EVEN_TARGETS: the eval set's targets)
 
 
 class HalfCheetahVel(HalfCheetahEnv):
@@ -29,14 +30,20 @@ class HalfCheetahVel(HalfCheetahEnv):
         task_max_velocity: float = 3.0,
         episode_length: int = 1000,
         ctrl_cost_weight: float = 0.5 * 0.1,
+        targets: Optional[tuple] = None,
         **kwargs,
     ):
+        """targets: a fixed set instead of U[min, max]: a reset with a seed takes targets[seed % len(targets)], each
+        later reset the next one, so the actors of one evaluation (seeds s, s+1, ...) cover the set evenly."""
         if not task_min_velocity <= task_max_velocity:
             raise ValueError(f"task_min_velocity {task_min_velocity} must be <= task_max_velocity {task_max_velocity}")
         if episode_length < 1:
             raise ValueError(f"episode_length must be >= 1, got {episode_length}")
+        if targets is not None and not len(targets):
+            raise ValueError("targets must hold at least one velocity (or be None: U[min, max])")
         super().__init__(ctrl_cost_weight=ctrl_cost_weight, **kwargs)
         self.task_range, self.episode_length = (task_min_velocity, task_max_velocity), episode_length
+        self.targets, self.next_target = targets, 0
         self.target_velocity = float(np.mean(self.task_range))  # replaced at every reset
 
     def _get_rew(self, x_velocity: float, action):  # HalfCheetah-v5's reward hook: -|v - v*| replaces +v
@@ -46,7 +53,12 @@ class HalfCheetahVel(HalfCheetahEnv):
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
         obs, info = super().reset(seed=seed, options=options)
-        self.target_velocity = float(self.np_random.uniform(*self.task_range))  # seeded: same seed, same task
+        if self.targets is None:
+            self.target_velocity = float(self.np_random.uniform(*self.task_range))  # seeded: same seed, same task
+        else:
+            self.next_target = seed % len(self.targets) if seed is not None else self.next_target
+            self.target_velocity = float(self.targets[self.next_target])
+            self.next_target = (self.next_target + 1) % len(self.targets)
         self.t, self.velocities = 0, []
         return obs, info
 

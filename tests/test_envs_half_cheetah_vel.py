@@ -82,3 +82,26 @@ def test_half_cheetah_vel_episode_end_logs_the_final_velocity_error():
     assert info[key] == pytest.approx(abs(np.mean(vs[-50:]) - env.target_velocity))
     with pytest.raises(ValueError, match="task_min_velocity 3 must be <= task_max_velocity 1"):
         HalfCheetahVel(task_min_velocity=3, task_max_velocity=1)
+
+
+@needs_mujoco
+def test_the_even_eval_set_gives_each_actor_of_an_eval_its_own_target():
+    """envs:HalfCheetahVel-Even8-v0: the 8 actors of one evaluation (reset seeds s..s+7, as the eval resets them) get
+    the 8 midpoints of [0, 3]'s eighths, whatever s; a velocity-blind speed's mean error on them is 0.75 at best."""
+    import gymnasium as gym
+
+    import envs  # noqa: F401 (registers the ids)
+    from envs.half_cheetah_vel import EVEN_TARGETS
+
+    env = gym.make("HalfCheetahVel-Even8-v0").unwrapped
+    assert env.targets == EVEN_TARGETS
+    for start in (10_001, 1_010_019):
+        got = []
+        for i in range(8):
+            env.reset(seed=start + i)
+            got.append(env.target_velocity)
+        assert sorted(got) == list(EVEN_TARGETS)
+    env.reset()  # an unseeded reset: the next target of the set
+    assert env.target_velocity == EVEN_TARGETS[(start + 7 + 1) % 8]
+    speeds = np.linspace(0, 3, 301)
+    assert np.abs(speeds[:, None] - np.array(EVEN_TARGETS)).mean(1).min() == pytest.approx(0.75)

@@ -28,8 +28,8 @@ def test_evaluate_reports_metrics_per_env_name():
 
 def test_evaluation_also_runs_on_a_clock(tmp_path):
     """--eval-minutes: with epochs too long for --eval-interval to come round, an evaluation still comes once the
-    minutes have passed, read after every update and at an epoch's end (here almost at once: each time); 0 leaves the
-    epoch count alone (the last epoch only)."""
+    minutes have passed, read after every env step, every update and at an epoch's end (here almost at once: each
+    time); 0 leaves the epoch count alone (the last epoch only)."""
     from conftest import run_script
 
     from common.logs import read_scalars
@@ -43,7 +43,9 @@ def test_evaluation_also_runs_on_a_clock(tmp_path):
         scalars = read_scalars(d / "runs/r")
         counts[minutes] = len(scalars["eval/return"]), int(scalars["charts/updates"][-1][2])
     updates = counts[0.0][1]
-    assert counts == {0.0001: (updates + 4, updates), 0.0: (1, updates)}  # 4 epochs of 2 actors x 16 steps
+    # 4 epochs of 2 actors x 16 steps: each evaluation outlasts the 6-ms window, so one follows every env step, every
+    # update and every epoch's end
+    assert counts == {0.0001: (4 * 16 + updates + 4, updates), 0.0: (1, updates)}
 
 
 def test_eval_sampled_too_logs_a_sampled_evaluation_beside_the_greedy_one(tmp_path):
@@ -67,3 +69,38 @@ def test_eval_sampled_too_logs_a_sampled_evaluation_beside_the_greedy_one(tmp_pa
                 assert "eval_sampled/CartPole-v1/bottom_quintile_return" in scalars
             else:
                 assert not any(k.startswith("eval_sampled/") for k in scalars), script
+
+
+def test_update_and_collect_rates_leave_evaluation_time_out(tmp_path):
+    """charts/updates_per_s and charts/collect_SPS time the epoch's updates and env steps alone (benchmarks/
+    loop_split.py's definition): with an evaluation on the clock after nearly every update and env step, each longer
+    than many updates, the logged rates stay those of a run without them."""
+    import statistics
+
+    from conftest import run_script
+
+    from common.logs import read_scalars
+
+    rates = {}
+    for minutes in (0.0001, 0.0):
+        d = tmp_path / str(minutes)
+        d.mkdir()
+        run = dict(env_id="CartPole-v1", total_timesteps=128, timesteps_per_epoch=16, batches_per_epoch=20)
+        run_script(d, **run, eval_interval=1000, eval_minutes=minutes, eval_episodes=40, num_workers=0, run_name="r")
+        scalars = read_scalars(d / "runs/r")
+        evals = len(scalars["eval/return"])
+        rates[minutes] = [
+            statistics.median(v for _, _, v in scalars[t][1:]) for t in ("charts/updates_per_s", "charts/collect_SPS")
+        ]
+    assert evals == 1  # the run without the clock: the last epoch's evaluation only
+    assert rates[0.0001][0] > 0.5 * rates[0.0][0] and rates[0.0001][1] > 0.5 * rates[0.0][1], rates
+
+
+def test_seeds_evaluate_on_tasks_of_their_own():
+    """Runs of seeds 1-5 never share an eval episode's reset seed over 10,000 evaluations of 8 actors (with
+    seed + 10,000 + epoch * 8 seeds 1 and 2 shared 7 of 8 at every eval); the same seed repeats its own."""
+    from common.evaluate import eval_seed
+
+    used = [{eval_seed(seed, epoch, 8) + i for epoch in range(10_000) for i in range(8)} for seed in range(1, 6)]
+    assert sum(map(len, used)) == len(set().union(*used)) == 5 * 80_000
+    assert eval_seed(3, 7, 8) == eval_seed(3, 7, 8) and max(map(max, used)) < 2**31

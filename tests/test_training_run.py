@@ -272,6 +272,17 @@ def test_the_first_eval_comes_within_2_minutes_inside_a_long_epoch(tmp_path):
     assert 110 <= first["elapsed"] <= 240 and first["updates"] < 300, first
 
 
+def test_the_first_eval_comes_within_2_minutes_inside_a_long_rollout(tmp_path):
+    """The clock is read between env steps as well: a first rollout of many minutes (before the buffer holds a file,
+    so before any update) still shows an eval return on the bar at 2 to 4 minutes, mid-rollout."""
+    run = dict(env_id="CartPole-v1", total_timesteps=6000, timesteps_per_epoch=3000, batches_per_epoch=1, num_workers=0)
+    lines = bar_lines(run_script(tmp_path, launcher=FAST_CLOCK, run_name="r", eval_interval=1000, **run).stderr)
+    first_epoch = [line for line in lines if line["steps"] < 6000]
+    assert first_epoch[-1]["elapsed"] > 4 * 60  # the first rollout outlasts the eval window
+    first = next(line for line in lines if line["eval"])
+    assert 110 <= first["elapsed"] <= 240 and first["steps"] < 6000 and first["updates"] == 0, first
+
+
 def test_the_bar_times_whole_epochs_and_draws_its_last_line_once(monkeypatch, capsys):
     """Counts only until this process has run a whole epoch with updates (a first epoch of rollouts alone is not
     timed); then the rate and the ETA of whole epochs: 10 epochs of 100 env steps, the first 10 s without updates, the

@@ -113,3 +113,18 @@ def test_the_hook_prints_one_line_for_user_errors_and_a_full_disk(tmp_path):
         out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
         said = "--x 3: choose 1 or 2" if status == 2 else "cannot write f: full."
         assert one_line_error(out, status) == f"error: {said}"
+
+
+def test_a_flag_this_agent_does_not_read_is_noted(tmp_path):
+    """--discrete-clip with Box actions, --n-heads with a GRU: one note each, and the run trains; a flag the agent
+    reads gets none."""
+    from conftest import run_script
+
+    run = dict(total_timesteps=32, timesteps_per_epoch=16, batches_per_epoch=1, eval_interval=0, num_workers=0)
+    box = run_script(tmp_path, env_id="Pendulum-v1", discrete_clip=(0.01, 0.9), run_name="box", **run)
+    assert "note: --discrete-clip is read only with Discrete actions; this run (box actions" in box.stdout
+    gru = run_script(
+        tmp_path, env_id="CartPole-v1", traj_encoder="gru", discrete_clip=(0.01, 0.9), run_name="gru", **run
+    )
+    assert "note: --n-heads is read only with --traj-encoder transformer" in gru.stdout
+    assert "--discrete-clip is read only" not in gru.stdout

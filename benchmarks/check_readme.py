@@ -9,7 +9,7 @@ number, in reading order:
 
     [rows."LunarLander"]
     runs = { s1 = "lunarlander_alone/lunarlander_alone_transformer_s1" }
-    numbers = ["s1.final", "s1.first('minutes')", "s1.first('env_steps')"]   # 157; 16.7; 144,000
+    numbers = ["seeds(s1)", "s1.target", "s1.at()", "s1.final"]   # 1; 200; 16.7 (144,000); 157
 
 A run r in an expression (Python syntax, nothing imported) gives:
     r["key"]["sub"]    a field of its RESULT JSON; r.final, r.best (final / best eval return), r.minutes (wall_s / 60),
@@ -19,9 +19,11 @@ A run r in an expression (Python syntax, nothing imported) gives:
     r.first(c)         column c at the first row whose eval_return is at or above r.target (or the given lower bounds,
                        r.first("minutes", success_x1=0.9)); r.after(): the eval returns from that row on;
                        r.never(eval_return=x): the best eval return of a run with no eval at x (else an error)
-and min, max, mean, median, len, sum; pairs(bench): the numbers of the bench's row of `compare_reference.py
---summarize` (the pairs recorded on or after the table's `since`). An expression that gives a list binds that many
-numbers.
+    r.at(bar)          [minutes, env_steps] of the first eval at or above bar (default r.target): README's
+                       "16.7 (144,000)"; r.at(success_x1=0.9, ...) as r.first's bounds
+and min, max, mean, median, len, sum; seeds(r1, r2, ...): how many distinct seeds the runs' RESULTs record (an error
+if two share one); pairs(bench): the numbers of the bench's row of `compare_reference.py --summarize` (the pairs
+recorded on or after the table's `since`). An expression that gives a list binds that many numbers.
 
 A number of a checked cell (outside code spans and link targets; one glued to a name, `H50`, `×1`, `AMAGO-2`, is a name)
 must equal its expression's value as written: to the written decimals, within half a unit of the last one (`51.5`
@@ -131,10 +133,23 @@ class Run:
             raise ValueError(f"{self.path}: an eval with {at_least}, written as never")
         return max(self.col(column))
 
+    def at(self, bar=None, **at_least):
+        """[minutes, env_steps] of the first eval at the bar: README's "16.7 (144,000)"."""
+        at_least = at_least or {"eval_return": self.target if bar is None else bar}
+        return [self.first("minutes", **at_least), self.first("env_steps", **at_least)]
+
     def after(self, column="eval_return"):
         rows = self.rows()
         i = next(i for i, r in enumerate(rows) if r["eval_return"] >= self.target)
         return [r[column] for r in rows[i:]]
+
+
+def seeds(*runs):
+    """How many seeds a row's runs are: their RESULTs' distinct `seed`s; two runs of one seed are an error."""
+    found = [r["seed"] for r in runs]
+    if len(set(found)) != len(found):
+        raise ValueError(f"two runs share a seed: {[r.path for r in runs]} record {found}")
+    return len(found)
 
 
 def speed_pairs(folder: Path, since=None):
@@ -163,6 +178,7 @@ def check_tables(readme: str, sources: dict, root: Path) -> list[str]:
     """-> one line per number that is not its source's value, and per row or declaration without its other half."""
     results = root / "benchmarks" / "results"
     funcs = {"min": min, "max": max, "len": len, "sum": sum, "mean": statistics.mean, "median": statistics.median}
+    funcs["seeds"] = seeds
     problems, declared = [], dict(sources["rows"])
     for spec in sources["table"]:
         pairs = speed_pairs(results / "compare_reference", spec.get("since"))

@@ -27,8 +27,8 @@ sys.path.insert(0, str(ROOT))
 from common.logs import eval_curve, read_scalars, updates_at, write_scalars_csv  # noqa: E402
 
 # the training scalars a recorded run keeps beside its eval curve (<name>_scalars.csv): the loss terms, the Box
-# actor's health, the update rate
-TRAINING_TAGS = ("losses/", "actor/", "charts/updates_per_s")
+# actor's health, the update rate and count
+TRAINING_TAGS = ("losses/", "actor/", "charts/updates_per_s", "charts/updates")
 
 
 def arg_value(argv, flag, default):

@@ -189,8 +189,11 @@ def test_plot_draws_a_continued_run_once_as_its_continuation_and_the_seeds_of_a_
         (tmp_path / "r" / f"{name}.json").write_text(json.dumps({"env_id": "E-v0", "traj_encoder": enc}))
     monkeypatch.setattr(plot, "RESULTS", tmp_path)
     [panel] = plot.recipe_panels("r")
-    curves = {c.label: (sorted(s[0] for s in c.seeds), c.baseline) for c in panel.curves}
-    assert curves == {"transformer": (["r_a_s1_resumed", "r_a_s2"], False), "memory-free (ff)": (["r_ff_s1"], True)}
+    curves = {c.label: (sorted(s[0] for s in c.seeds), c.memory) for c in panel.curves}
+    assert curves == {
+        "transformer": (["r_a_s1_resumed", "r_a_s2"], "transformer"),
+        "memory-free (ff)": (["r_ff_s1"], "ff"),
+    }
 
 
 def test_plot_seeds_takes_a_continued_runs_per_env_table_from_its_continuation(tmp_path, monkeypatch):
@@ -209,54 +212,103 @@ def test_plot_seeds_takes_a_continued_runs_per_env_table_from_its_continuation(t
 
 def test_plot_draws_scripted_baselines_at_their_env_id_and_metric(tmp_path, monkeypatch):
     """A `*_baselines.json` (scripted policies' metrics) gives one dashed line per policy at its env id, for the
-    panel's metric (the rollout return, or one attempt's), named as README's row names them; other env ids get none."""
+    panel's metric (the rollout return, or one attempt's), named as README's row names them and kinded for its colour
+    (random, memory-free, other scripted); other env ids get none."""
     import plot
 
     (tmp_path / "r").mkdir()
-    policies = {"random": {"return": 0.4}, "sweep": {"return": 93.7, "attempt 1 return": 31.2}}
+    policies = {"random": {"return": 0.4}, "sweep": {"return": 93.7, "attempt 1 return": 31.2}, "aim": {"return": 150}}
     (tmp_path / "r" / "r_baselines.json").write_text(json.dumps({"env_id": "E-v0", "episodes": 10, **policies}))
     monkeypatch.setattr(plot, "RESULTS", tmp_path)
-    assert sorted(plot.recorded_baselines("E-v0")) == [(0.4, "random", "black"), (93.7, "memory-free sweep", "0.45")]
-    assert plot.recorded_baselines("E-v0", "eval/E-v0/attempt 1 return") == [(31.2, "memory-free sweep", "0.45")]
+    assert sorted(plot.recorded_baselines("E-v0")) == [
+        (0.4, "random", "random"),
+        (93.7, "memory-free sweep", "memory-free"),
+        (150, "driven at the known goal", "scripted"),
+    ]
+    assert plot.recorded_baselines("E-v0", "eval/E-v0/attempt 1 return") == [(31.2, "memory-free sweep", "memory-free")]
     assert plot.recorded_baselines("Other-v0") == []
 
 
-def test_plot_aggregates_the_seeds_still_running_and_a_stopped_seed_ends_its_line():
-    """Two seeds on the union of their eval minutes: the mean and band of the seeds running at each minute, so a seed
-    that stopped at its target leaves the band (not held at its last eval) and its end is a dot; one that ended below
-    its target ends the band, and the seeds that run on are drawn alone."""
-    from plot import aggregate
+def test_plot_mean_only_where_every_seed_has_data_so_a_stopped_seed_never_pulls_it_down():
+    """The mean of a configuration's seeds runs from the last seed's first eval to the first seed's last: a seed that
+    stops early (at its bar) ends the mean, and the others go on as their own thin lines; a seed whose last eval is
+    its first at the bar stopped there (a star)."""
+    from plot import Bar, mean_where_all, stopped_at_bar
 
-    a = ("a", [(1.0, 0.0), (3.0, 1.0)], 1.0)  # reached its target 1.0 and stopped at 3 min
-    b = ("b", [(2.0, 0.5), (4.0, 0.5), (6.0, 0.7)], None)
-    xs, mean, low, high, ends, tails = aggregate([a, b])
-    assert xs == [2.0, 3.0, 4.0, 6.0]  # from the last seed's first eval
-    assert mean == [0.5, 0.75, 0.5, 0.7] and low == [0.5, 0.5, 0.5, 0.7] and high == [0.5, 1.0, 0.5, 0.7]
-    assert ends == [(3.0, 1.0)] and tails == []
-    c = ("c", [(2.0, 0.0), (3.0, 0.2)], None)  # ended below its target: the band ends with it, b goes on alone
-    xs, mean, _, _, ends, tails = aggregate([b, c])
-    assert xs == [2.0, 3.0] and mean == [0.25, 0.35] and ends == [] and tails == [[(3.0, 0.5), (4.0, 0.5), (6.0, 0.7)]]
+    a = [(1.0, 0.0), (3.0, 1.0)]  # met the bar 1.0 at its last eval, 3 min, and stopped
+    b = [(2.0, 0.5), (4.0, 0.5), (6.0, 0.7)]
+    xs, mean = mean_where_all([a, b])
+    assert xs == [2.0, 3.0] and mean == [0.5, 0.75]  # a at 2.0 is 0.5 (between its evals); nothing past 3 min
+    bar = Bar(1.0, "bar: ≥ 1")
+    assert stopped_at_bar(a, bar) and not stopped_at_bar(b, bar)
+    assert stopped_at_bar(a, bar, {"first_minute_at_or_above": {"1.0": 3.0}})  # given the bar as --target, met
+    assert not stopped_at_bar(a, bar, {"first_minute_at_or_above": None})  # no --target: it ran to its budget
+    assert not stopped_at_bar([(1.0, 1.0), (2.0, 1.0)], bar)  # met the bar, then ran on: not stopped there
+    low = Bar(0.75, "bar: < 0.75", lower=True, strict=True)  # an error: met below it
+    assert stopped_at_bar([(1.0, 1.2), (2.0, 0.7)], low) and not stopped_at_bar([(1.0, 1.2), (2.0, 0.75)], low)
+    assert mean_where_all([a, [(4.0, 1.0)]]) == ([], [])  # no minute where both have data
 
 
-def test_plot_gives_every_mark_a_legend_entry(tmp_path):
-    """A panel's dots (seeds ended at their target) have one legend entry; every labelled mark is in the legend."""
+def test_plot_bars_are_readmes_criteria():
+    """bar_of gives each recorded run README's bar: its --target, POPGym's 0.9 over another target, above the
+    memory-free run's best or sweep, below the velocity-blind error, twice random's return for a suite."""
+    from plot import bar_of
+
+    lunar = bar_of("lunarlander_alone", "lunarlander_alone_transformer_s1")
+    assert (lunar.value, lunar.label, lunar.met(200), lunar.met(199.9)) == (200, "bar: ≥ 200", True, False)
+    assert bar_of("memory_revisit", "memory_revisit_popgym_countrecall_s2_resumed").value == 0.9  # its --target: 0.95
+    sweep = bar_of("point_robot", "point_robot_transformer_s2")
+    assert sweep.value == 93.75 and sweep.met(94.8) and not sweep.met(93.75)
+    assert bar_of("frozenlake", "frozenlake_defaults_transformer_s2").value == 2.3  # frozenlake_defaults_ff's best
+    vel = bar_of("halfcheetah_vel", "halfcheetah_vel_transformer_s2")
+    assert vel.lower and vel.value == 0.75 and vel.met(0.7) and not vel.met(0.8)
+    assert round(bar_of("suites_xland_cpu", "suites_xland_cpu_s1").value, 3) == 1.668  # twice random's 0.834
+    assert bar_of("mazerunner", "mazerunner_relabel_none_s1") is None
+
+
+def test_plot_draws_each_panels_bar_one_colour_per_memory_and_one_label_per_quantity(tmp_path):
+    """Every panel draws its bar as a line named in the legend, a star entry only where a seed stopped at the bar;
+    a memory has one colour in every panel; a quantity one y-label, "lower is better" on the error's."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from plot import Curve, Panel, draw_panel
+    from plot import COLORS, YLABELS, Bar, Curve, Panel, draw_panel
 
-    stopped = Curve("gru", [("s1", [(1.0, 100.0), (2.0, 480.0)], 475.0), ("s2", [(1.0, 90.0), (5.0, 120.0)], None)])
-    running = Curve("transformer", [("s1", [(1.0, 10.0), (5.0, 20.0)], None)])
-    for curves, dots in (([stopped, running], True), ([running], False)):
+    stopped = Curve("gru", [("s1", [(1.0, 100.0), (2.0, 480.0)]), ("s2", [(1.0, 90.0), (5.0, 120.0)])], memory="gru")
+    running = Curve("transformer", [("s1", [(1.0, 10.0), (5.0, 20.0)])])
+    for curves, stars in (([running, stopped], True), ([stopped, running], True), ([running], False)):
         fig, ax = plt.subplots()
-        draw_panel(ax, Panel("CartPole", curves=curves, lines=[(23.0, "random", "black")]))
+        draw_panel(ax, Panel("CartPole", curves=curves, lines=[(23.0, "random", "random")], bar=Bar(475, "bar: ≥ 475")))
         legend = [t.get_text() for t in ax.get_legend().get_texts()]
-        marked = [ln for ln in ax.lines if ln.get_marker() not in ("None", "", None) and len(ln.get_xdata())]
-        assert bool(marked) == dots and ("a seed ended ≥ its target" in legend) == dots, legend
-        names = [c.label + (f" ({len(c.seeds)} seeds)" if len(c.seeds) > 1 else "") for c in curves]
-        assert legend[: len(curves)] == names and "random" in legend
+        assert "bar: ≥ 475" in legend and "random" in legend
+        assert ("stopped at the bar" in legend) == stars, legend
+        by_label = {ln.get_label(): ln.get_color() for ln in ax.lines}
+        assert by_label["gru (2 seeds)" if stars else "transformer"] == COLORS["gru" if stars else "transformer"]
+        if stars:
+            assert by_label["transformer"] == COLORS["transformer"]  # whichever curve comes first
+        assert ax.get_ylabel() == YLABELS["return"]
         plt.close(fig)
+    fig, ax = plt.subplots()
+    draw_panel(ax, Panel("HalfCheetah-Vel", "error", [running], bar=Bar(0.75, "bar: < 0.75", lower=True)))
+    assert "lower is better" in ax.get_ylabel()
+    plt.close(fig)
+
+
+def test_plot_readmes_figure_has_a_panel_per_row_each_with_its_bar_and_one_colour_per_memory():
+    """README's figure from the recorded results: every panel draws a bar; CartPole's gru is the same colour as in
+    the cartpole recipe's own figure; a seed that stopped at its bar (CartPole) is a star, not a drop of the mean."""
+    import plot
+
+    panels = plot.front_panels()
+    assert all(p.bar is not None for p in panels), [p.title for p in panels if p.bar is None]
+    [front] = [p for p in panels if p.title == "CartPole"]
+    [own] = plot.recipe_panels("cartpole")
+    assert {c.label: c.memory for c in front.curves} == {"transformer": "transformer", "gru": "gru"}
+    assert {c.memory for c in own.curves} == {"transformer", "gru"}
+    assert all(plot.stopped_at_bar(pts, front.bar) for c in front.curves for _, pts in c.seeds)
+    [vel] = [p for p in panels if p.title == "HalfCheetah-Vel"]
+    assert vel.quantity == "error" and vel.bar.lower
 
 
 def test_tmaze_episodes_counts_walks_turns_and_rewards_from_the_replay_files(tmp_path, monkeypatch):

@@ -34,24 +34,56 @@ def test_the_readme_matches_its_result_files():
 
 # one changed digit of each kind of number: (row, as written, changed, the changed number, what it is bound to)
 MUTATIONS = [
-    ("| [LunarLander]", "16.7 / 23.2", "16.9 / 23.2", "16.9", "a CSV cell: the minute of the first eval at the bar"),
+    ("| [LunarLander]", "| 2 |", "| 3 |", "3", "the seeds: distinct seeds in the runs' RESULTs"),
+    ("| [LunarLander]", "return ≥ 200", "return ≥ 201", "201", "the bar: the run's --target"),
+    (
+        "| [LunarLander]",
+        "16.7 (144,000)",
+        "16.9 (144,000)",
+        "16.9",
+        "a CSV cell: the minute of the first eval at the bar",
+    ),
     ("| [LunarLander]", "144,000", "145,000", "145,000", "a CSV cell: env steps at the first eval at the bar"),
-    ("| [LunarLander]", "| 35 / 35 |", "| 36 / 35 |", "36", "a RESULT field in other units: wall_s in minutes"),
-    ("| [CartPole]", "64,000)", "65,000)", "65,000", "one of six seeds' env steps at the bar"),
-    ("| [T-Maze H = 50, 100", "0.47–0.55", "0.48–0.55", "0.48", "the least of a CSV column (the ff run's evals)"),
+    ("| [LunarLander]", "157 / 244", "158 / 244", "158", "a final eval, rounded to the written digits"),
+    ("| [LunarLander]", "random −187", "random −188", "−188", "the uniform-random baseline's RESULT"),
+    ("| [CartPole, GRU]", "2.3 (64,000)", "2.3 (65,000)", "65,000", "one of three seeds' env steps at the bar"),
     ("| [T-Maze H = 500", "220,440", "220,450", "220,450", "a CSV cell of a single-seed run"),
-    ("| [POPGym", "114.1", "114.2", "114.2", "a CSV cell found at a bar the run was not given"),
-    ("| [Meta-Frozen-Lake", "0.995", "0.985", "0.985", "the last value of a RESULT's last_evals list"),
-    ("| [Dark Key-Door]", "best, 16.3;", "best, 16.4;", "16.4", "a bar: the memory-free run's best eval"),
+    ("| [T-Maze H = 50,", "memory-free 0.50", "memory-free 0.51", "0.51", "the best memory-free policy's RESULT"),
+    ("| [POPGym CountRecall", "114.1", "114.2", "114.2", "a CSV cell found at a bar the run was not given"),
+    ("| [Meta-Frozen-Lake", "return > 2.30", "return > 2.40", "2.40", "a bar: the memory-free run's best eval"),
+    (
+        "| [Meta-Frozen-Lake",
+        "memory-free (ff) 1.80",
+        "memory-free (ff) 1.90",
+        "1.90",
+        "the memory-free run's final eval",
+    ),
     ("| [Dark Key-Door]", "12.7 (192,000)", "12.8 (192,000)", "12.8", "the first eval at a bar the run was not given"),
-    ("| [MultiScaleBandit", "0.29–1.00", "0.28–1.00", "0.28", "a per-scale CSV column from a derived minute on"),
-    ("| [XLand", "greedy 1.30", "greedy 1.31", "1.31", "the mean of a RESULT's last three evals"),
-    ("| [XLand", "(random 0.834)", "(random 0.835)", "0.835", "the uniform-random baseline's RESULT"),
+    ("| [Sparse point robot]", "(best 66.8)", "(best 66.9)", "66.9", "the best eval of a seed that never met its bar"),
+    (
+        "| [Sparse point robot]",
+        "60.8 (70,400)",
+        "60.8 (70,500)",
+        "70,500",
+        "the first eval above the memory-free sweep",
+    ),
+    ("| [Sparse point robot]", "sweep 93.75", "sweep 93.76", "93.76", "a scripted policy's recorded return"),
+    ("| [HalfCheetah-Vel]", "1.21 / 1.04", "1.21 / 1.05", "1.05", "the last value of a per-env CSV column"),
+    ("| [HalfCheetah-Vel]", "(best 0.761)", "(best 0.762)", "0.762", "the least of a per-env CSV column"),
+    (
+        "| [MultiScaleBandit",
+        "AMAGO 15.8 (24,960)",
+        "AMAGO 15.8 (24,970)",
+        "24,970",
+        "the first eval with every scale at 0.9",
+    ),
+    ("| [MultiScaleBandit", "AMAGO 0.82", "AMAGO 0.83", "0.83", "the least of three columns' last values"),
     ("| [XLand", "(best 1.50)", "(best 1.51)", "1.51", "the best eval of a run that never met its bar"),
+    ("| [XLand", "random 0.834", "random 0.835", "0.835", "the uniform-random baseline's RESULT"),
+    ("| [XLand", "return ≥ 1.67", "return ≥ 1.68", "1.68", "a bar: twice random's return"),
     ("| [BabyAI", "8.8 (28,000)", "8.6 (28,000)", "8.6", "one seed at the bar beside one that never was"),
-    ("| [Meta-World", "14.2 / 10.3", "14.2 / 10.4", "10.4", "the first eval at twice random's return"),
-    ("| [Meta-World", "| 110 / 110 |", "| 110 / 100 |", "100", "the second seed's run length"),
-    ("| [Meta-World", "0.60 / 0.71", "0.60 / 0.72", "0.72", "the mean of the last attempt's success"),
+    ("| [Meta-World", "10.3 (28,000)", "10.4 (28,000)", "10.4", "the first eval at twice random's return"),
+    ("| [Meta-World", "1,025 / 1,040", "1,025 / 1,050", "1,050", "a final eval written with a thousands comma"),
     ("| `collect`", "2.25× as fast", "2.24× as fast", "2.24", "the median of the current code's reference pairs"),
     ("| `collect`", "(2.09–2.50", "(2.09–2.51", "2.51", "the range of the current code's pairs"),
     ("| `update_small`", "6 pairs", "12 pairs", "12", "the number of pairs: the older code's left out"),
@@ -71,9 +103,9 @@ def test_one_changed_digit_fails(tmp_path, row, written, changed, number, kind):
 def test_a_number_without_a_source_fails(tmp_path):
     """The value may be in some file (2.18 is a minute of LunarLander's curve), but the row declares no source for it."""
     wrong = tmp_path / "README.md"
-    wrong.write_text(in_row("| [LunarLander]", "16.7 / 23.2", "16.7 / 23.2 (2.18 min)"))
+    wrong.write_text(in_row("| [LunarLander]", "| 157 / 244 |", "| 157 / 244 (2.18 min) |"))
     out = check(wrong)
-    assert out.returncode == 1 and "LunarLander: 11 numbers in its checked cells, 10 declared" in out.stdout, out.stdout
+    assert out.returncode == 1 and "LunarLander: 10 numbers in its checked cells, 9 declared" in out.stdout, out.stdout
 
 
 def test_a_row_without_a_declaration_fails_and_so_does_a_declaration_without_its_row(tmp_path):
@@ -96,3 +128,15 @@ def test_never_refuses_a_run_that_met_its_bar():
     assert s1.never(eval_return=bar) == max(s1.col()) < bar
     with pytest.raises(ValueError, match="written as never"):
         s2.never(eval_return=bar)
+
+
+def test_seeds_counts_distinct_seeds_and_refuses_two_runs_of_one():
+    """The seeds column is bound to seeds(...): the runs' RESULTs must record that many distinct seeds."""
+    sys.path.insert(0, str(CHECK.parent))
+    from check_readme import Run, seeds
+
+    results = ROOT / "benchmarks" / "results"
+    s1, s2 = (Run(results, f"cartpole/cartpole_gru_s{i}") for i in (1, 2))
+    assert seeds(s1, s2) == 2
+    with pytest.raises(ValueError, match="share a seed"):
+        seeds(s1, Run(results, "cartpole/cartpole_transformer_s1"))

@@ -42,7 +42,9 @@ After each epoch one CSV row, from the epoch's last update (as our script logs t
   quadrature to grad_norm).
 - critic_loss, actor_loss, lr; train_return: the mean return of the training episodes finished so far (empty before
   the first, which ends at env step 1,000 per actor).
-Ends with `RESULT {json}`: the last row, the trainable parameter count, the seed, wall seconds and, with
+--env-steps stops it at a budget of env steps instead (the epoch that reaches it ends the run); --eval-every N adds
+eval_return, the mean return of --eval-episodes greedy episodes after every N-th epoch's training (as our script's
+--eval-interval). Ends with `RESULT {json}`: the last row, the trainable parameter count, the seed, wall seconds and, with
 --greedy-eval-episodes N, the mean return of N greedy (tanh(mu)) 1,000-step episodes after the last epoch.
 """
 
@@ -70,6 +72,7 @@ N_HEADS, MAX_SEQ_LEN, BATCH_SIZE, ACTORS, STEPS_PER_EPOCH, UPDATES_PER_EPOCH = 8
 COLUMNS = [
     "epoch",
     "env_steps",
+    "eval_return",
     "updates",
     "greedy_abs_action",
     "greedy_action_spread",
@@ -330,7 +333,8 @@ def run(args, workdir):
     with open(args.out, "w", newline="") as f:
         out = csv.DictWriter(f, COLUMNS)
         out.writeheader()
-        while updates < args.updates and epoch < args.max_epochs:
+        env_steps = 0
+        while updates < args.updates and env_steps < args.env_steps and epoch < args.max_epochs:
             t0 = time.time()
             exp.epoch = epoch
             exp.collect_new_training_data()
@@ -356,6 +360,9 @@ def run(args, workdir):
                     "actor_loss": float(info["Actor Loss"]),
                     "lr": info["Learning Rate"],
                 }
+            env_steps = row["env_steps"]
+            if args.eval_every and (epoch + 1) % args.eval_every == 0:  # as our --eval-interval: after epoch's training
+                row["eval_return"] = greedy_eval(amago, exp, args.eval_episodes)
             row = {k: float(f"{v:.6g}") if isinstance(v, float) else v for k, v in row.items()}  # lr starts ~1e-6
             out.writerow(row)
             f.flush()
@@ -373,6 +380,9 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--updates", type=int, default=1600, help="stop after the epoch that reaches this many updates")
+    p.add_argument("--env-steps", type=int, default=10**9, help="or after the epoch that reaches this many env steps")
+    p.add_argument("--eval-every", type=int, default=0, help="a greedy eval after every this many epochs (0: none)")
+    p.add_argument("--eval-episodes", type=int, default=8, help="episodes of each --eval-every evaluation")
     p.add_argument("--out", default="/tmp/reference_box.csv", help="the per-epoch CSV")
     p.add_argument(
         "--greedy-eval-episodes", type=int, default=0, help="greedy 1,000-step episodes after the last epoch"

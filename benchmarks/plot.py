@@ -35,6 +35,7 @@ OWN_PLOT = {
     "guide_metrics": "benchmarks/probes/metrics_panel.py draws every logged scalar",
     "watch": "benchmarks/watch_figures.sh trains its runs and draws them with benchmarks/watch.py",
     "gpu": "its one curve is 2 minutes of the loop, a speed figure: the section's table says it",
+    "compare_box": "benchmarks/probes/compare_box_plot.py draws both sides' actor health and returns",
 }
 NOT_RUNS = (
     "_random",
@@ -57,6 +58,8 @@ LABELS = {
     "memory_revisit_popgym_countrecall_ratio48_alone": "alone, --replay-ratio 48",
     "halfcheetah_vel_transformer": "transformer",
     "halfcheetah_vel_ff": "memory-free (ff)",
+    "halfcheetah_vel_example_transformer": "transformer, the reference's example",
+    "halfcheetah_vel_example_ff": "memory-free (ff), the reference's example",
     "frozenlake_transformer": "transformer, recipe",
     "frozenlake_ff": "memory-free (ff), recipe",
     "frozenlake_defaults_transformer": "transformer, defaults",
@@ -393,7 +396,7 @@ def front_panels():
     """README's results table, row by row (the same order and names; CartPole's two rows share a panel). Greedy evals
     only: the table's."""
     mr = "memory_revisit/memory_revisit_"
-    hcv = "halfcheetah_vel/halfcheetah_vel_{}_s?*_per_env"
+    hcv = "halfcheetah_vel/halfcheetah_vel_example_{}_s?*_per_env"
     scales = ("success_x1", "success_x10", "success_x100")
     bandit_random = json_of("multienv/multienv_x1_random.json")["eval/MultiScaleBandit-x1/success"]
 

@@ -1,4 +1,5 @@
-"""The uniform-random policy's eval metrics on any env id: the baseline a learning result has to beat.
+"""The uniform-random policy's eval metrics on any env id: the baseline a learning result has to beat (--policy zero:
+the Box action 0 at every step, holding still).
 
     OMP_NUM_THREADS=1 python benchmarks/random_baseline.py --env-id envs:DMC-cheetah-run-v0 --episodes 32
 
@@ -28,8 +29,8 @@ from common.logs import eval_metrics, print_result  # noqa: E402
 class UniformRandom:
     """Duck-types the agent that evaluate() drives: no memory, uniform actions."""
 
-    def __init__(self, space, seed):
-        self.space, self.rng, self.traj = space, np.random.default_rng(seed), self
+    def __init__(self, space, seed, zero=False):
+        self.space, self.rng, self.traj, self.zero = space, np.random.default_rng(seed), self, zero
         self.A = space.n if isinstance(space, gym.spaces.Discrete) else int(np.prod(space.shape))
 
     def eval(self):  # evaluate() switches the agent's mode around its episodes
@@ -48,7 +49,7 @@ class UniformRandom:
         if isinstance(self.space, gym.spaces.Discrete):
             a = self.rng.integers(self.A, size=N)
         elif isinstance(self.space, gym.spaces.Box):
-            a = self.rng.uniform(-1.0, 1.0, size=(N, self.A)).astype(np.float32)
+            a = self.rng.uniform(-1.0, 1.0, size=(N, self.A)).astype(np.float32) * (not self.zero)
         else:  # MultiBinary
             a = self.rng.integers(2, size=(N, self.A))
         return torch.as_tensor(a), None
@@ -63,19 +64,28 @@ def main():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--max-steps", type=int, default=1_000_000, help="vector steps at most")
     p.add_argument("--record", default=None, help="also write the RESULT to this JSON file")
+    p.add_argument(
+        "--policy",
+        default="uniform_random",
+        choices=["uniform_random", "zero"],
+        help="zero: the Box action 0 at every step (the middle of the Box): holding still, for a body that must move",
+    )
     a = p.parse_args()
     env_id = ",".join(resolve_env_id(i) for i in a.env_id.split(","))
     envs = make_vec_env(env_id, a.num_envs, a.env_mode, a.seed)
     space = envs.single_action_space
+    if a.policy == "zero" and not isinstance(space, gym.spaces.Box):
+        p.error(f"--policy zero is for Box actions; {env_id}'s are {type(space).__name__}")
     if isinstance(space, gym.spaces.Box):
         space = gym.spaces.Box(-1.0, 1.0, space.shape, np.float32)
     start = time.time()
-    returns, names, extra = evaluate(UniformRandom(space, a.seed), envs, a.episodes, True, "cpu", a.seed, a.max_steps)
+    policy = UniformRandom(space, a.seed, zero=a.policy == "zero")
+    returns, names, extra = evaluate(policy, envs, a.episodes, True, "cpu", a.seed, a.max_steps)
     ev = eval_metrics(returns, names, extra)
     envs.close()
     result = {
         "env_id": a.env_id,
-        "policy": "uniform_random",
+        "policy": a.policy,
         "episodes": a.episodes,
         "wall_s": round(time.time() - start, 1),
         "return_sem": round(float(np.std(returns) / np.sqrt(len(returns))), 4),  # the mean return's standard error

@@ -36,7 +36,7 @@ def ours(part):
     """{seed: {quantity: [(updates or env steps, value)]}} from run.py's records."""
     runs = {}
     for path in sorted(RESULTS.glob(f"compare_box_{part}_ours_s*_scalars.csv")):
-        seed = int(path.stem.split("_s")[-1].split("_")[0])
+        seed = int(path.stem.removesuffix("_scalars").rsplit("_s", 1)[-1])
         rows = list(csv.DictReader(open(path)))
         updates = {int(r["env_steps"]): float(r["value"]) for r in rows if r["tag"] == "charts/updates"}
         series = defaultdict(list)
@@ -53,7 +53,7 @@ def ours(part):
 def reference(part):
     runs = {}
     for path in sorted(RESULTS.glob(f"compare_box_{part}_reference_s*.csv")):
-        seed = int(path.stem.split("_s")[-1])
+        seed = int(path.stem.rsplit("_s", 1)[-1])
         rows = [r for r in csv.DictReader(open(path))]
         series = {c: [(int(r["updates"]), float(r[c])) for r in rows if r.get(c)] for _, c, _ in HEALTH}
         series["eval"] = [(int(r["env_steps"]), float(r["eval_return"])) for r in rows if r.get("eval_return")]
@@ -84,11 +84,13 @@ def main():
     for ax, (key, title, xlabel) in zip(axes.flat, panels):
         for side, runs in sides.items():
             series = [run[key] for run in runs.values() if run.get(key)]
+            mark = "o" if key == "eval" else None  # evals are few: each one a point
             for s in series:
-                ax.plot(*zip(*s), color=COLORS[side], lw=0.7, alpha=0.45)
+                ax.plot(*zip(*s), color=COLORS[side], lw=0.7, alpha=0.45, marker=mark, ms=3)
             xs, ys = mean_line(series)
             if xs:
-                ax.plot(xs, ys, color=COLORS[side], lw=2.2, label=f"{side} (mean of {len(series)} seeds; thin: each)")
+                label = f"{side} (mean of {len(series)} seeds; thin: each)"
+                ax.plot(xs, ys, color=COLORS[side], lw=2.2, marker=mark, ms=6, label=label)
         ax.set(title=title, xlabel=xlabel)
         ax.grid(alpha=0.3)
         if key == "grad_norm_trainable":

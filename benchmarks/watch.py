@@ -275,9 +275,11 @@ def cmd_attention(opts):
             "(attention needs transformer; `probe` reads any memory's states)"
         )
     eps = play(agent, envs, opts.episodes, opts.seed, epsilon=opts.epsilon)
+    control = untrained(mod, args, envs)  # the same episodes through an untrained agent of the run's flags
     n_layers, what = len(agent.traj.layers), marked_steps(eps[0])[1]
     # per layer: each episode's weight on its marked steps, by query step (queries after the first marked step)
     on_marked = [[] for _ in range(n_layers)]  # (H, T) arrays, NaN where no marked step is seen yet
+    control_marked = [[] for _ in range(n_layers)]  # the untrained control's, heads averaged: (T,) arrays
     shares, last = [], [[] for _ in range(n_layers)]  # uniform attention's share; the last step's (H,) weights
     example = max(range(len(eps)), key=lambda i: (len(marked_steps(eps[i])[0]), len(eps[i]["time"])))
     maps = None
@@ -296,12 +298,17 @@ def cmd_attention(opts):
             mass[:, ~seen.any(1)] = np.nan
             on_marked[layer].append(mass)
             last[layer].append(mass[:, -1])
+        for layer, w in enumerate(episode_attention(control, ep)):
+            mass = (w.numpy()[:, :, marks] * seen[None]).sum(-1).mean(0)  # (T,), heads averaged
+            mass[~seen.any(1)] = np.nan
+            control_marked[layer].append(mass)
         if j == example:
             maps = [w.mean(0).numpy() for w in episode_attention(agent, ep)]
     T_max = max(len(e["time"]) for e in eps)
     pad = lambda a: np.pad(a, [(0, 0)] * (a.ndim - 1) + [(0, T_max - a.shape[-1])], constant_values=np.nan)
     by_step = [np.stack([pad(m) for m in on_marked[layer]]) for layer in range(n_layers)]  # (episodes, H, T)
     uniform = np.nanmean(np.stack([pad(s) for s in shares]), 0)
+    controls = [np.nanmean(np.stack([pad(m) for m in control_marked[layer]]), 0) for layer in range(n_layers)]
     summary = {
         "run": opts.run_name[0],
         "env_id": args.eval_env_id,
@@ -321,13 +328,15 @@ def cmd_attention(opts):
                 "last_step_uniform": num(np.nanmean([s[-1] for s in shares])),
                 "all_steps_on_marked": num(np.nanmean(later)),
                 "all_steps_uniform": num(np.nanmean(np.concatenate(shares))),
+                "last_step_untrained": num(np.nanmean([m[-1] for m in control_marked[layer]])),
+                "all_steps_untrained": num(np.nanmean(np.concatenate(control_marked[layer]))),
             }
         )
-    draw_attention(opts, summary, by_step, uniform, maps, marked_steps(eps[example])[0], eps[example])
+    draw_attention(opts, summary, by_step, uniform, controls, maps, marked_steps(eps[example])[0], eps[example])
     return summary
 
 
-def draw_attention(opts, summary, by_step, uniform, maps, marks, ep):
+def draw_attention(opts, summary, by_step, uniform, controls, maps, marks, ep):
     plt = pyplot()
     from matplotlib.colors import LogNorm
 
@@ -363,6 +372,7 @@ def draw_attention(opts, summary, by_step, uniform, maps, marks, ep):
             ax_line.plot(x, mean[top], color="tab:red", lw=0.9, label=f"head {top + 1}: the last step's top head")
         ax_line.plot(x, mean.mean(0), color="tab:blue", lw=2, label="heads averaged (thin: each head)")
         ax_line.plot(x, uniform, color="0.4", ls="--", lw=1.2, label="if attention were uniform")
+        ax_line.plot(x, controls[layer], color="tab:blue", ls=":", lw=1.5, label="untrained control, heads averaged")
         s = summary["layers"][layer]
         ax_line.set_yscale("log")
         ax_line.set_ylim(1e-4, 1.5)
@@ -371,12 +381,13 @@ def draw_attention(opts, summary, by_step, uniform, maps, marks, ep):
             last = "no marked step in the last step's window"
         else:
             last = f"last step: {f2(s['last_step_on_marked'])}, top head {f2(max(heads))} "
-            last += f"(uniform {f2(s['last_step_uniform'])})"
+            last += f"(uniform {f2(s['last_step_uniform'])}, untrained {f2(s['last_step_untrained'])})"
         if s["all_steps_on_marked"] is None:
             every = "no marked step in any step's window"
         else:
-            every = f"all steps: {f2(s['all_steps_on_marked'])} ({f2(s['all_steps_uniform'])})"
-        ax_line.set_title(f"{last}; {every}", fontsize=9)
+            every = f"all steps: {f2(s['all_steps_on_marked'])} (uniform {f2(s['all_steps_uniform'])}, "
+            every += f"untrained {f2(s['all_steps_untrained'])})"
+        ax_line.set_title(f"{last}\n{every}", fontsize=9)
         ax_line.legend(fontsize=8, loc="lower left")
     played = "greedy" if not summary["epsilon"] else f"greedy with {summary['epsilon']:g} random actions"
     crop = f"; the map: the last {T - lo} of the episode's {T} steps" if lo else ""

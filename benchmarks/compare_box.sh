@@ -7,7 +7,8 @@
 # kept share and the gradient norm; both evaluate 8 greedy episodes every 10 epochs. The reference runs in its own
 # venv (benchmarks/probes/reference_box.py says how to set it up). One seed's pair runs side by side, one thread each.
 # Usage: bash benchmarks/compare_box.sh                    (SEEDS="1 2 3 4", STEPS=9600: the first ~2,000 updates)
-#   STEPS=100000 SEEDS=1 bash benchmarks/compare_box.sh    # learning curves to 100,000 env steps (~2 h a side)
+#   STEPS=100000 SEEDS=1 bash benchmarks/compare_box.sh    # learning curves to 100,000 env steps (~2 h a side);
+#     ours is then the halfcheetah recipe's run (halfcheetah.sh: the same settings, evaluated on 20 episodes)
 #   REF_PYTHON=/path/to/venv/bin/python; SIDES="ours" or "reference" runs one side only
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +18,9 @@ part=$([[ $steps -gt 20000 ]] && echo curve || echo health)
 out=benchmarks/results/$recipe
 mkdir -p "$out"
 for seed in ${SEEDS:-1 2 3 4}; do
-  if [[ ${SIDES:-ours reference} == *ours* ]]; then
+  if [[ ${SIDES:-ours reference} == *ours* && $part == curve ]]; then
+    SEED=$seed STEPS=$steps bash benchmarks/halfcheetah.sh &  # ours at the defaults is the halfcheetah recipe's run
+  elif [[ ${SIDES:-ours reference} == *ours* ]]; then
     OMP_NUM_THREADS=1 python benchmarks/run.py --minutes 600 --recipe $recipe --name "${recipe}_${part}_ours_s$seed" \
       ${OVERWRITE:+--overwrite} -- --env-id HalfCheetah-v5 --seed "$seed" --total-timesteps "$steps" \
       --eval-interval 10 --eval-minutes 0 --eval-episodes 8 &

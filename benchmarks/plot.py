@@ -85,13 +85,13 @@ SCRIPTED = {
 }
 # one colour per memory, in every figure; the baselines' colours by kind; the bar's
 COLORS = {"transformer": "tab:blue", "gru": "tab:orange", "mamba": "tab:green", "ff": "tab:purple"}
-LINE_COLORS = {"random": "black", "memory-free": COLORS["ff"]}
-LINE_STYLES = {"random": "--", "memory-free": "--"}
+LINE_COLORS = {"random": "black", "memory-free": COLORS["ff"], "still": "0.5"}
+LINE_STYLES = {"random": "--", "memory-free": "--", "still": ":"}
 SCRIPTED_LOOKS = [("0.45", "-."), ("0.6", (0, (1, 1.5))), ("0.3", (0, (6, 2, 1, 2, 1, 2)))]  # other scripted policies
 BAR_COLOR = "tab:red"
 STYLES = ["-", "--", "-.", ":"]  # configurations of one memory in a panel, in order
 YLABELS = {"return": "eval return", "success": "eval success", "error": "eval velocity error (lower is better)"}
-VEL_ERROR = "HalfCheetahVel-v0/target velocity error (final 50 steps)"  # HalfCheetah-Vel's metric (--per-env)
+VEL_ERROR = "HalfCheetahVel-Even8-v0/target velocity error (final 50 steps)"  # HalfCheetah-Vel's metric (--per-env)
 
 
 # ------------------------------------------------------- data -------------------------------------------------------
@@ -225,6 +225,7 @@ BARS = {
     "frozenlake": {"": _memory_free_best},
     "keydoor": {"": _memory_free_best},
     "point_robot": {"": _sweep},
+    "halfcheetah": {"": _fixed(2000, "running")},
     "halfcheetah_vel": {"": _velocity_blind},
     "multitask": {"": _fixed(0.9, "every scale", column="each success_x* of the per-scale CSV")},
     "multienv": {"": _fixed(0.9, "every env", column="each success of the per-env CSV")},
@@ -246,18 +247,21 @@ def bar_of(recipe, name, res=None):
 
 # ---------------------------------------------------- baselines ----------------------------------------------------
 def recorded_baselines(env_id, key="eval/return"):
-    """Dashed lines for an env id: every `*_random.json`, `*_memoryless.json` and `*_baselines.json` recorded at it
+    """Dashed lines for an env id: every `*_random.json`, `*_zero.json` (holding still), `*_memoryless.json` and
+    `*_baselines.json` recorded at it
     (archive left out), as (value, label, kind); key: the metric drawn (a per-env panel's, e.g.
     eval/MultiScaleBandit-x1/success)."""
     lines = {}
     for f in sorted(RESULTS.glob("*/*.json")):
-        if not f.stem.endswith(("_random", "_memoryless")) or f.parent.name == "archive":
+        if not f.stem.endswith(("_random", "_zero", "_memoryless")) or f.parent.name == "archive":
             continue
         r = json.loads(f.read_text())
         value = r.get(key, r.get("return") if key == "eval/return" else None)
         if r.get("env_id") != env_id or value is None:
             continue
-        label, kind = ("best memory-free", "memory-free") if r.get("policy") == "best_memoryless" else ("random",) * 2
+        label, kind = {"best_memoryless": ("best memory-free", "memory-free"), "zero": ("holding still", "still")}.get(
+            r.get("policy"), ("random", "random")
+        )
         lines.setdefault((label, round(value, 3)), (value, label, kind))
     for f in sorted(RESULTS.glob("*/*_baselines.json")):  # scripted policies: {"env_id", policy: {metric: value}}
         r = json.loads(f.read_text())
@@ -396,7 +400,7 @@ def front_panels():
     """README's results table, row by row (the same order and names; CartPole's two rows share a panel). Greedy evals
     only: the table's."""
     mr = "memory_revisit/memory_revisit_"
-    hcv = "halfcheetah_vel/halfcheetah_vel_example_{}_s?*_per_env"
+    hcv = "halfcheetah_vel/halfcheetah_vel_{}_s?*_per_env"
     scales = ("success_x1", "success_x10", "success_x100")
     bandit_random = json_of("multienv/multienv_x1_random.json")["eval/MultiScaleBandit-x1/success"]
 
@@ -414,6 +418,7 @@ def front_panels():
             Curve("gru", seeds("cartpole/cartpole_gru_s?"), memory="gru"),
         ),
         row_panel("Pendulum", Curve("transformer", seeds("pendulum/pendulum_transformer"))),
+        row_panel("HalfCheetah", Curve("transformer", seeds("halfcheetah/halfcheetah_transformer_s?"))),
         row_panel("T-Maze H = 50", Curve("transformer", seeds(mr + "tmaze_h50_s?"))),
         row_panel("T-Maze H = 100", Curve("transformer", seeds(mr + "tmaze_h100_s?"))),
         row_panel(
@@ -445,7 +450,7 @@ def front_panels():
             Curve("transformer", seeds(hcv.format("transformer"), VEL_ERROR)),
             Curve("memory-free (ff)", seeds(hcv.format("ff"), VEL_ERROR), memory="ff"),
             quantity="error",
-            lines=recorded_baselines("envs:HalfCheetahVel-v0", f"eval/{VEL_ERROR}"),
+            lines=recorded_baselines("envs:HalfCheetahVel-Even8-v0", f"eval/{VEL_ERROR}"),
         ),
         row_panel(
             "MultiScaleBandit, least of 3 scales",

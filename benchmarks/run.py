@@ -104,6 +104,12 @@ def main():
         help="run a learner with this many collector processes (python -m common.launch) instead of one process",
     )
     p.add_argument("--steps-per-update", type=float, default=16.0, help="with --collectors: common.launch's cap")
+    p.add_argument(
+        "--record-only",
+        action="store_true",
+        help="start nothing: record the run already in benchmarks/out/<name> (its run.py killed, e.g. by a restart) "
+        "from its logs, its wall time from its first to its last logged scalar; pass the script args it ran with",
+    )
     p.add_argument("script_args", nargs=argparse.REMAINDER)
     a = p.parse_args()
     if a.stop_at_target and a.target is None:
@@ -131,7 +137,11 @@ def main():
                 f"checkpoint in {earlier.relative_to(ROOT)}/runs/*/"
             )
         before = json.loads(recorded[0].read_text())
-    if (out / "runs").exists():  # the scratch output of an earlier run of this name: its logs would mix with ours
+    if a.record_only and not (out / "runs" / a.name).is_dir():
+        p.error(f"--record-only: no run folder {(out / 'runs' / a.name).relative_to(ROOT)} to record")
+    if (
+        out / "runs"
+    ).exists() and not a.record_only:  # the scratch output of an earlier run of this name: its logs would mix with ours
         if not a.overwrite:
             p.error(f"{out.relative_to(ROOT)} holds an earlier run's output; pass --overwrite to replace it")
         shutil.rmtree(out)
@@ -154,6 +164,9 @@ def main():
         str(out / "buffers"),
     ]
     print("command:", " ".join(cmd[1:]), flush=True)
+    if a.record_only:
+        record_run(a, out, run_name, script_args, record, before)
+        return
     start = time.time()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     proc = subprocess.Popen(cmd, cwd=out, env=env, stdout=open(out / "stdout.log", "w"), stderr=subprocess.STDOUT)
@@ -175,9 +188,17 @@ def main():
                 proc.terminate()  # checkpoints and buffer files are written atomically, so stopping anywhere is safe
                 rc = proc.wait()
     wall = time.time() - start
-    if rc not in (0, -signal.SIGTERM, 128 + signal.SIGTERM):  # ended by itself with an error: nothing to record
+    record_run(a, out, run_name, script_args, record, before, start, wall, rc)
+
+
+def record_run(a, out, run_name, script_args, record, before, start=None, wall=None, rc="record-only"):
+    """Write the run's curve, scalars and RESULT (to --recipe's folder too) from its logged scalars."""
+    if rc not in (0, -signal.SIGTERM, 128 + signal.SIGTERM, "record-only"):  # ended with an error: nothing to record
         sys.exit(f"the run failed (exit code {rc}): see {(out / 'stdout.log').relative_to(ROOT)}")
     scalars, earlier_rows = read_scalars(out / "runs" / run_name), []
+    if start is None:  # --record-only: the run's own clock, from its first logged scalar to its last
+        times = [e[0] for v in scalars.values() for e in v]
+        start, wall = min(times), max(times) - min(times)
     if before:  # the earlier run's rows as recorded; our events go on from its minutes (its own are left out)
         scalars = {k: [e for e in v if e[0] >= start] for k, v in scalars.items()}
         start, wall = start - before["wall_s"], wall + before["wall_s"]
@@ -214,7 +235,9 @@ def main():
         "cpu": cpu_model(),
         **gpu_model(script_args),
         "collectors": a.collectors,
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1),
+        "peak_rss_mb": None
+        if rc == "record-only"
+        else round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1),
         "final_eval_return": round(curve[-1][3], 2) if curve else None,
         "best_eval_return": round(max(r[3] for r in curve), 2) if curve else None,
         "first_minute_at_or_above": None,

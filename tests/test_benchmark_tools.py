@@ -113,6 +113,14 @@ def test_run_py_stopped_by_sigterm_records_what_the_run_did():
         recorded = json.loads((results / f"{recipe}.json").read_text())
         assert recorded["name"] == recipe and len((results / f"{recipe}.csv").read_text().splitlines()) > 1
         assert (out / "runs" / recipe / "checkpoint.pt").exists()
+        # a run whose run.py was killed (a restart) is recorded from its logs alone: the same evals, nothing started
+        curve = (results / f"{recipe}.csv").read_text().splitlines()
+        (results / f"{recipe}.json").unlink(), (results / f"{recipe}.csv").unlink()
+        again = subprocess.run([*cmd[:2], "--record-only", *cmd[2:]], cwd=ROOT, capture_output=True, text=True)
+        assert again.returncode == 0, again.stderr
+        assert json.loads((results / f"{recipe}.json").read_text())["exit_code"] == "record-only"
+        redo = (results / f"{recipe}.csv").read_text().splitlines()
+        assert [r.split(",")[1:] for r in redo] == [r.split(",")[1:] for r in curve]  # steps, updates, returns
     finally:
         proc.kill()
         shutil.rmtree(results, ignore_errors=True)

@@ -4,8 +4,9 @@ the greedy return, both sides' seeds in one figure.
     python benchmarks/probes/compare_box_plot.py                 # the first ~2,000 updates (health)
     python benchmarks/probes/compare_box_plot.py --part curve    # the learning curves to 100,000 env steps
 
-Reads benchmarks/results/compare_box/: ours from run.py's records (<name>_scalars.csv: actor/*, losses/*, charts/updates
-per epoch; <name>.csv: the eval curve), the reference's from reference_box.py's per-epoch CSV. Each seed is a thin
+Reads benchmarks/results/compare_box/: ours from run.py's records (<name>_scalars.csv: actor/*, losses/*,
+charts/updates per epoch; <name>.csv: the eval curve; the curve's are the halfcheetah recipe's, the same settings),
+the reference's from reference_box.py's per-epoch CSV. Each seed is a thin
 line, the mean over the seeds a thick one (where every seed has a value). The gradient norm is the trainable
 parameters' on both sides (the reference's own clip also counts a critic copy that no optimizer zeroes). Writes
 compare_box_<part>.png and prints, per side, the mean over seeds of each quantity at a few update counts.
@@ -35,7 +36,9 @@ COLORS = {"ours": "tab:blue", "reference": "tab:orange"}
 def ours(part):
     """{seed: {quantity: [(updates or env steps, value)]}} from run.py's records."""
     runs = {}
-    for path in sorted(RESULTS.glob(f"compare_box_{part}_ours_s*_scalars.csv")):
+    records = RESULTS.parent / "halfcheetah" if part == "curve" else RESULTS  # the curve: the halfcheetah recipe's
+    pattern = "halfcheetah_transformer_s*_scalars.csv" if part == "curve" else f"compare_box_{part}_ours_s*_scalars.csv"
+    for path in sorted(records.glob(pattern)):
         seed = int(path.stem.removesuffix("_scalars").rsplit("_s", 1)[-1])
         rows = list(csv.DictReader(open(path)))
         updates = {int(r["env_steps"]): float(r["value"]) for r in rows if r["tag"] == "charts/updates"}

@@ -400,7 +400,6 @@ def front_panels():
     """README's results table, row by row (the same order and names; CartPole's two rows share a panel). Greedy evals
     only: the table's."""
     mr = "memory_revisit/memory_revisit_"
-    hcv = "halfcheetah_vel/halfcheetah_vel_{}_s?*_per_env"
     scales = ("success_x1", "success_x10", "success_x100")
     bandit_random = json_of("multienv/multienv_x1_random.json")["eval/MultiScaleBandit-x1/success"]
 
@@ -447,8 +446,7 @@ def front_panels():
         row_panel("Sparse point robot", Curve("transformer", seeds("point_robot/point_robot_transformer_s*"))),
         row_panel(
             "HalfCheetah-Vel",
-            Curve("transformer", seeds(hcv.format("transformer"), VEL_ERROR)),
-            Curve("memory-free (ff)", seeds(hcv.format("ff"), VEL_ERROR), memory="ff"),
+            Curve("transformer", seeds("halfcheetah_vel/halfcheetah_vel_transformer_s?*_per_env", VEL_ERROR)),
             quantity="error",
             lines=recorded_baselines("envs:HalfCheetahVel-Even8-v0", f"eval/{VEL_ERROR}"),
         ),

@@ -68,8 +68,11 @@ MUTATIONS = [
         "the first eval above the memory-free sweep",
     ),
     ("| [Sparse point robot]", "sweep 93.75", "sweep 93.76", "93.76", "a scripted policy's recorded return"),
-    ("| [HalfCheetah-Vel]", "1.21 / 1.04", "1.21 / 1.05", "1.05", "the last value of a per-env CSV column"),
-    ("| [HalfCheetah-Vel]", "(best 0.761)", "(best 0.762)", "0.762", "the least of a per-env CSV column"),
+    ("| [HalfCheetah]", "(best 1,223)", "(best 1,224)", "1,224", "the best eval of a seed below a fixed bar"),
+    ("| [HalfCheetah]", "holding still −0.29", "holding still −0.28", "−0.28", "holding still's recorded return"),
+    ("| [HalfCheetah-Vel", "| 1.50 | random", "| 1.51 | random", "1.51", "the last value of a per-env CSV column"),
+    ("| [HalfCheetah-Vel", "(best 1.50)", "(best 1.48)", "1.48", "the least of a per-env CSV column"),
+    ("| [HalfCheetah-Vel", "holding still 1.50", "holding still 1.51", "1.51", "holding still's recorded error"),
     (
         "| [MultiScaleBandit",
         "AMAGO 15.8 (24,960)",

@@ -92,7 +92,7 @@ def main():
                 ax.plot(*zip(*s), color=COLORS[side], lw=0.7, alpha=0.45, marker=mark, ms=3)
             xs, ys = mean_line(series)
             if xs:
-                label = f"{side} (mean of {len(series)} seeds; thin: each)"
+                label = f"{side} (mean of {len(series)} seeds; thin: each)" if len(series) > 1 else f"{side} (1 seed)"
                 ax.plot(xs, ys, color=COLORS[side], lw=2.2, marker=mark, ms=6, label=label)
         ax.set(title=title, xlabel=xlabel)
         ax.grid(alpha=0.3)

@@ -28,7 +28,7 @@ for seed in ${SEEDS:-1 2 3 4}; do
   if [[ ${SIDES:-ours reference} == *reference* ]]; then
     name="${recipe}_${part}_reference_s$seed"  # its per-epoch CSV and RESULT json recorded, its log in benchmarks/out
     mkdir -p benchmarks/out/$recipe
-    (OMP_NUM_THREADS=1 "${REF_PYTHON:-/root/amago-ref/bin/python}" benchmarks/probes/reference_box.py --seed "$seed" \
+    (OMP_NUM_THREADS=1 "${REF_PYTHON:-$HOME/amago-ref/bin/python}" benchmarks/probes/reference_box.py --seed "$seed" \
       --updates 1000000000 --env-steps "$steps" --eval-every 10 --eval-episodes 8 --out "$out/$name.csv" \
       > "benchmarks/out/$recipe/$name.log" 2>&1 && grep '^RESULT ' "benchmarks/out/$recipe/$name.log" | cut -c8- \
       > "$out/$name.json") &

@@ -248,9 +248,8 @@ def bar_of(recipe, name, res=None):
 # ---------------------------------------------------- baselines ----------------------------------------------------
 def recorded_baselines(env_id, key="eval/return"):
     """Dashed lines for an env id: every `*_random.json`, `*_zero.json` (holding still), `*_memoryless.json` and
-    `*_baselines.json` recorded at it
-    (archive left out), as (value, label, kind); key: the metric drawn (a per-env panel's, e.g.
-    eval/MultiScaleBandit-x1/success)."""
+    `*_baselines.json` recorded at it (archive left out), as (value, label, kind); key: the metric drawn (a per-env
+    panel's, e.g. eval/MultiScaleBandit-x1/success)."""
     lines = {}
     for f in sorted(RESULTS.glob("*/*.json")):
         if not f.stem.endswith(("_random", "_zero", "_memoryless")) or f.parent.name == "archive":

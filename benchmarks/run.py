@@ -139,9 +139,8 @@ def main():
         before = json.loads(recorded[0].read_text())
     if a.record_only and not (out / "runs" / a.name).is_dir():
         p.error(f"--record-only: no run folder {(out / 'runs' / a.name).relative_to(ROOT)} to record")
-    if (
-        out / "runs"
-    ).exists() and not a.record_only:  # the scratch output of an earlier run of this name: its logs would mix with ours
+    # the scratch output of an earlier run of this name: its logs would mix with ours (--record-only records it)
+    if (out / "runs").exists() and not a.record_only:
         if not a.overwrite:
             p.error(f"{out.relative_to(ROOT)} holds an earlier run's output; pass --overwrite to replace it")
         shutil.rmtree(out)
@@ -221,6 +220,7 @@ def record_run(a, out, run_name, script_args, record, before, start=None, wall=N
             )
     steps = max((s for _, s, _ in scalars.get("charts/SPS", [])), default=before["env_steps"] if before else 0)
     updates = max((v for _, _, v in scalars.get("charts/updates", [])), default=before["updates"] if before else 0)
+    peak_mb = None if rc == "record-only" else round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1)
     result = {
         "name": a.name,
         "env_id": arg_value(script_args, "--env-id", before["env_id"] if before else "CartPole-v1"),
@@ -235,9 +235,7 @@ def record_run(a, out, run_name, script_args, record, before, start=None, wall=N
         "cpu": cpu_model(),
         **gpu_model(script_args),
         "collectors": a.collectors,
-        "peak_rss_mb": None
-        if rc == "record-only"
-        else round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1),
+        "peak_rss_mb": peak_mb,
         "final_eval_return": round(curve[-1][3], 2) if curve else None,
         "best_eval_return": round(max(r[3] for r in curve), 2) if curve else None,
         "first_minute_at_or_above": None,

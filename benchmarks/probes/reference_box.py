@@ -3,22 +3,18 @@ settings, logging its Box actor's health per epoch, for a side-by-side with our 
 
 Runs in the reference's own venv (AMAGO 3.3 wants gymnasium <= 0.29.1; ours runs on 1.x). Set it up once:
 
-    python -m venv /root/amago-ref
-    /root/amago-ref/bin/pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
-    /root/amago-ref/bin/pip install "gymnasium[mujoco]==0.29.1"
-    git clone https://github.com/UT-Austin-RPL/amago /root/amago-ref-src && git -C /root/amago-ref-src checkout 2d85600
-    /root/amago-ref/bin/pip install -e /root/amago-ref-src
+    python -m venv ~/amago-ref
+    ~/amago-ref/bin/pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
+    ~/amago-ref/bin/pip install "gymnasium[mujoco]==0.29.1"
+    git clone https://github.com/UT-Austin-RPL/amago ~/amago-ref-src && git -C ~/amago-ref-src checkout 2d85600
+    ~/amago-ref/bin/pip install -e ~/amago-ref-src
 
-From a mirror that lacks one docs image (a plain checkout then fails), leave that file out of the work tree (the
-sparse-checkout step prints "invalid object" for it, harmlessly):
-
-    git clone --no-checkout /work/.mirror/UT-Austin-RPL+amago/repo /root/amago-ref-src
-    git -C /root/amago-ref-src sparse-checkout set --no-cone '/*' '!/docs/media/in_context_rl.png'
-    git -C /root/amago-ref-src checkout 2d85600
+From a local mirror that lacks one docs image (a plain checkout then fails), clone with `--no-checkout`, then
+`git -C ~/amago-ref-src sparse-checkout set --no-cone '/*' '!/docs/media/in_context_rl.png'` before the checkout.
 
 Then, from this repository (about 57 s per epoch of 200 updates on one CPU thread; 1,600 updates take ~8 minutes):
 
-    OMP_NUM_THREADS=1 /root/amago-ref/bin/python benchmarks/probes/reference_box.py --seed 1 --updates 1600 \\
+    OMP_NUM_THREADS=1 ~/amago-ref/bin/python benchmarks/probes/reference_box.py --seed 1 --updates 1600 \\
         --out /tmp/ref_s1.csv --greedy-eval-episodes 8
 
 Builds the reference's `amago.Experiment` as benchmarks/compare_reference.py's `reference_experiment()` does (gin

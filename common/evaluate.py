@@ -40,6 +40,7 @@ def evaluate(agent, envs, episodes, greedy, device, seed=None, max_steps=100_000
 
 
 def _evaluate(agent, envs, episodes, greedy, device, seed, max_steps):
+    training = agent.training  # restored after: an eval between a rollout's env steps leaves it acting as it was
     agent.eval()
     N = envs.num_envs
     per_env = math.ceil(episodes / N)
@@ -65,6 +66,6 @@ def _evaluate(agent, envs, episodes, greedy, device, seed, max_steps):
             finished[i] += 1
         ep_ret[done] = 0
         hidden = agent.traj.reset_hidden(hidden, torch.as_tensor(done, device=device))
-    agent.train()
+    agent.train(training)
     check_eval_ended(info["env_name"][0], len(returns), per_env * N, max_steps)  # an env that never ends
     return returns, names, extra

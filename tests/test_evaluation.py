@@ -24,6 +24,9 @@ def test_evaluate_reports_metrics_per_env_name():
     assert m["eval/a/return"] == 2.0 and m["eval/b/return"] == 15.0 and m["eval/return"] == 8.5  # names weigh equally
     assert m["eval/a/bottom_quintile_return"] == np.percentile([1, 2, 3], 20) and m["eval/a/success"] == 0.5
     assert agent.training and torch.is_grad_enabled()  # evaluation leaves the agent as it found it
+    agent.eval()  # acting mid-rollout (no dropout, cached sigma-reparam weights): an eval on the clock keeps it so
+    evaluate(agent, envs, episodes=2, greedy=True, device="cpu")
+    assert not agent.training
 
 
 def test_evaluation_also_runs_on_a_clock(tmp_path):

@@ -33,10 +33,13 @@ class UniformRandom:
         self.space, self.rng, self.traj, self.zero = space, np.random.default_rng(seed), self, zero
         self.A = space.n if isinstance(space, gym.spaces.Discrete) else int(np.prod(space.shape))
 
-    def eval(self):  # evaluate() switches the agent's mode around its episodes
+    training = False  # evaluate() switches the agent's mode around its episodes and restores it
+
+    def eval(self):
         pass
 
-    train = eval
+    def train(self, mode=True):
+        pass
 
     def init_hidden(self, n, device):
         return None

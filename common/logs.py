@@ -3,6 +3,7 @@ it wrote (`runs/<run_name>/events.*`)."""
 
 import bisect
 import json
+import os
 import sys
 import threading
 import time
@@ -57,13 +58,18 @@ class RunWriter:
         self.writer, self.folder, self.lost = writer, Path(folder), False
         previous = threading.excepthook
 
-        def quiet(hook_args):  # the writer thread's own traceback, once its folder is gone
-            if isinstance(hook_args.exc_value, OSError) and not self.folder.is_dir():
+        def quiet(hook_args):  # the writer thread's own traceback, once its folder is gone (or gone and made again)
+            exc = hook_args.exc_value
+            ours = isinstance(exc, FileNotFoundError) and exc.filename and self.owns(exc.filename)
+            if ours or isinstance(exc, OSError) and not self.folder.is_dir():
                 self.lost = True
                 return
             previous(hook_args)
 
         threading.excepthook = quiet
+
+    def owns(self, filename):  # a file of this writer's folder (its events file)
+        return Path(os.fsdecode(filename)).resolve().parent == self.folder.resolve()
 
     def __getattr__(self, name):  # add_scalar, add_text, flush, close, ...
         method = getattr(self.writer, name)

@@ -166,14 +166,16 @@ def main(argv=None):
 def watch(procs, log_dir, forward, stopped, poll_s=0.5):
     """Waits for the learner (procs[-1]). A collector that ends while the learner runs would leave it training on
     stale data: the run is stopped (the learner saves its checkpoint) with one line naming the collector, its exit
-    code and its log's last line. -> 1 if so, else 0."""
+    code and its log's `error:` line (else its last line). -> 1 if so, else 0."""
     learner = procs[-1]
     while learner.poll() is None:
         for i, proc in enumerate(procs[:-1]):
             if proc.poll() is not None and not stopped() and not learner_done(log_dir):
                 log = log_dir / f"collector{i}.log"
-                lines = [ln.strip() for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
-                last = lines[-1].split("\r")[-1] if lines else "(empty)"
+                # its last line, or its `error:` line: a progress bar redrawn at exit can follow that one
+                text = log.read_text(errors="replace").replace("\r", "\n")
+                lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+                last = ([ln for ln in lines if ln.startswith("error:")] or lines or ["(empty)"])[-1]
                 print(
                     f"launch: collector {i} (PID {proc.pid}) ended with exit code {proc.returncode} while the learner "
                     f"runs ({log}: {last}); stopping the run",

@@ -874,18 +874,29 @@ def test_the_launchers_resume_gives_collectors_the_runs_flags(tmp_path):
     assert "acting with the policy of update" in log and "collector 0 ended (exit code 0)" in out.stdout
 
 
-def test_a_collector_that_dies_early_stops_the_run_with_one_line(tmp_path):
-    """A collector that exits while its learner runs (here: a flag only it gets, refused) stops the run at once with
-    one line naming it, its exit code and its log's last line; the learner saves its checkpoint and ends."""
+@pytest.mark.parametrize(
+    "own, said",
+    [("--d-model 32", "do not fit this agent"), ("--eps-floor 2", "--eps-floor must lie in [0, 1]")],
+    ids=["weights-that-do-not-fit", "refused-flag"],
+)
+def test_a_collector_that_dies_early_stops_the_run_with_one_line(tmp_path, own, said):
+    """A collector that exits while its learner runs stops the run at once with one line naming it, its exit code and
+    its log's `error:` line. Model flags of its own fail on the learner's weights, which it reads only once the learner
+    runs: the learner then saves its checkpoint and ends "done". A refused flag can end the collector before the
+    learner has started: the run stops all the same, and the learner is never left "running"."""
     env = {"PYTHONPATH": str(ROOT), "PATH": os.environ["PATH"], "OMP_NUM_THREADS": "1"}
-    cmd = [sys.executable, "-m", "common.launch", "--collectors", "1", "--collector-flags", "--eps-floor 2"]
+    cmd = [sys.executable, "-m", "common.launch", "--collectors", "1", "--collector-flags", own]
     cmd += [str(SCRIPT), *flags(**{**TINY_RUN, **RUN, "total_timesteps": 100_000})]
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     stdout, stderr = finish(proc)
     launch = [ln for ln in stderr.splitlines() if ln.startswith("launch:")]
     assert proc.returncode == 1 and len(launch) == 1, stderr[-2000:]
-    assert "collector 0" in launch[0] and "exit code 2" in launch[0] and "--eps-floor must lie in [0, 1]" in launch[0]
-    assert json.loads((tmp_path / "runs/r/learner.json").read_text())["state"] == "done"
+    assert "collector 0" in launch[0] and "exit code 2" in launch[0] and said in launch[0]
+    status = tmp_path / "runs/r/learner.json"
+    if own.startswith("--d-model"):
+        assert json.loads(status.read_text())["state"] == "done" and (tmp_path / "runs/r/checkpoint.pt").exists()
+    else:
+        assert not status.exists() or json.loads(status.read_text())["state"] == "done"
 
 
 def test_a_second_launcher_on_a_live_run_is_refused_before_it_starts_anything(tmp_path):

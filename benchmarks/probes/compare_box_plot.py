@@ -7,8 +7,9 @@ the greedy return, both sides' seeds in one figure.
 Reads benchmarks/results/compare_box/: ours from run.py's records (<name>_scalars.csv: actor/*, losses/*,
 charts/updates per epoch; <name>.csv: the eval curve; the curve's are the halfcheetah recipe's, the same settings),
 the reference's from reference_box.py's per-epoch CSV. Each seed is a thin line, the mean over the seeds a thick one
-(where every seed has a value). The gradient norm is the trainable parameters' on both sides (the reference's own clip also counts a critic copy that no optimizer zeroes). Writes
-compare_box_<part>.png and prints, per side, the mean over seeds of each quantity at a few update counts.
+(where every seed has a value). The gradient norm is the trainable parameters' on both sides (the reference's own
+clip also counts a critic copy that no optimizer zeroes). Writes compare_box_<part>.png and prints, per side, the
+mean over seeds of each quantity at a few update counts.
 """
 
 import argparse

@@ -46,9 +46,15 @@ MUTATIONS = [
     ("| [LunarLander]", "144,000", "145,000", "145,000", "a CSV cell: env steps at the first eval at the bar"),
     ("| [LunarLander]", "157 / 244", "158 / 244", "158", "a final eval, rounded to the written digits"),
     ("| [LunarLander]", "random −187", "random −188", "−188", "the uniform-random baseline's RESULT"),
-    ("| [CartPole, GRU]", "2.3 (64,000)", "2.3 (65,000)", "65,000", "one of three seeds' env steps at the bar"),
+    (
+        "| [CartPole, transformer]",
+        "22.7 (720,000)",
+        "22.7 (721,000)",
+        "721,000",
+        "one of three seeds' env steps at the bar",
+    ),
     ("| [T-Maze H = 500", "220,440", "220,450", "220,450", "a CSV cell of a single-seed run"),
-    ("| [T-Maze H = 50,", "memory-free 0.50", "memory-free 0.51", "0.51", "the best memory-free policy's RESULT"),
+    ("| [T-Maze H = 100,", "memory-free 0.50", "memory-free 0.51", "0.51", "the best memory-free policy's RESULT"),
     ("| [POPGym CountRecall", "114.1", "114.2", "114.2", "a CSV cell found at a bar the run was not given"),
     ("| [Meta-Frozen-Lake", "return > 2.30", "return > 2.40", "2.40", "a bar: the memory-free run's best eval"),
     (
@@ -113,11 +119,11 @@ def test_a_number_without_a_source_fails(tmp_path):
 
 def test_a_row_without_a_declaration_fails_and_so_does_a_declaration_without_its_row(tmp_path):
     wrong = tmp_path / "README.md"
-    wrong.write_text(in_row("| [Pendulum]", "[Pendulum]", "[Pendulum-v1]"))
+    wrong.write_text(in_row("| [HalfCheetah]", "[HalfCheetah]", "[HalfCheetah-v5]"))
     out = check(wrong)
     assert out.returncode == 1
-    assert 'Pendulum-v1: no [rows."Pendulum-v1"] in benchmarks/readme_sources.toml' in out.stdout
-    assert "Pendulum: declared in benchmarks/readme_sources.toml, not a row of README.md" in out.stdout
+    assert 'HalfCheetah-v5: no [rows."HalfCheetah-v5"] in benchmarks/readme_sources.toml' in out.stdout
+    assert "HalfCheetah: declared in benchmarks/readme_sources.toml, not a row of README.md" in out.stdout
 
 
 def test_never_refuses_a_run_that_met_its_bar():
